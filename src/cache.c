@@ -1,0 +1,819 @@
+/* cache.c - content-addressed disk cache of compiled variants (see cache.h).
+ *
+ * Entry: <dir>/v1/<key[0:2]>/<key>/{source.cu,kernel.ptx,kernel.cubin,log.txt,manifest.txt}.
+ * manifest.txt:
+ *   format = 1
+ *   key = <key>
+ *   <the caller's manifest_extra lines, verbatim>
+ *   file <name> <size> <xxh3-64 hex>      (one line per data file, the last lines)
+ *
+ * Publishing: all files go into <dir>/v1/tmp.XXXXXX (mkdtemp), the manifest last, and the
+ * directory is renamed onto the entry path. A bad entry is first renamed to
+ * <dir>/v1/trash.XXXXXX (so no reader ever sees it half deleted) and then removed.
+ *
+ * Every file inside an entry is read through a descriptor of the entry directory (openat), so
+ * one verification always looks at one directory, even if another process renames it away or
+ * publishes a replacement meanwhile. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include "cache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define FORMAT_DIR "v" STR(NJ_CACHE_FORMAT)
+
+#define MANIFEST "manifest.txt"
+#define MANIFEST_MAX (1u << 20) /* a bigger manifest is not one of ours */
+#define NFILES 4
+static const char *const file_names[NFILES] = {"source.cu", "kernel.ptx", "kernel.cubin",
+                                               "log.txt"};
+
+static const nj_buf *entry_file(const cache_entry *e, int i) {
+    switch (i) {
+    case 0: return &e->source;
+    case 1: return &e->ptx;
+    case 2: return &e->cubin;
+    default: return &e->log;
+    }
+}
+static nj_buf *entry_file_mut(cache_entry *e, int i) {
+    return (nj_buf *)entry_file(e, i);
+}
+
+void cache_entry_init(cache_entry *e) {
+    nj_buf_init(&e->source);
+    nj_buf_init(&e->ptx);
+    nj_buf_init(&e->cubin);
+    nj_buf_init(&e->log);
+    nj_buf_init(&e->manifest_extra);
+}
+
+void cache_entry_free(cache_entry *e) {
+    if (!e) return;
+    nj_buf_free(&e->source);
+    nj_buf_free(&e->ptx);
+    nj_buf_free(&e->cubin);
+    nj_buf_free(&e->log);
+    nj_buf_free(&e->manifest_extra);
+}
+
+static void msg(char *out, size_t n, const char *fmt, ...) NJ_PRINTF(3, 4);
+static void msg(char *out, size_t n, const char *fmt, ...) {
+    if (!out || !n) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, n, fmt, ap);
+    va_end(ap);
+}
+
+int cache_key_valid(const char *key) {
+    if (!key) return 0;
+    size_t i = 0;
+    for (; key[i]; i++)
+        if (!((key[i] >= '0' && key[i] <= '9') || (key[i] >= 'a' && key[i] <= 'f'))) return 0;
+    return i == 32;
+}
+
+static int is_hex2(const char *s) {
+    for (int i = 0; i < 2; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
+    return s[2] == '\0';
+}
+
+void cache_entry_path(const char *dir, const char *key, char *out, size_t n) {
+    if (!out || !n) return;
+    snprintf(out, n, "%s/" FORMAT_DIR "/%.2s/%s", dir ? dir : "", key ? key : "",
+             key ? key : "");
+}
+
+/* snprintf into a path buffer. @return 0, -1 if it does not fit (errno = ENAMETOOLONG). */
+static int path_fmt(char *out, size_t n, const char *fmt, ...) NJ_PRINTF(3, 4);
+static int path_fmt(char *out, size_t n, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int r = vsnprintf(out, n, fmt, ap);
+    va_end(ap);
+    if (r < 0 || (size_t)r >= n) { errno = ENAMETOOLONG; return -1; }
+    return 0;
+}
+
+/* ---- small I/O helpers ---- */
+
+static int write_all(int fd, const void *p, size_t n) {
+    const char *c = p;
+    while (n) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Create `name` in directory dfd (it must not exist) holding p[0:n]. @return 0 or -1/errno. */
+static int write_file_at(int dfd, const char *name, const void *p, size_t n) {
+    int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return -1;
+    int r = write_all(fd, p, n);
+    int e = errno;
+    if (close(fd) != 0 && r == 0) return -1;
+    errno = e;
+    return r;
+}
+
+/* Read all of fd into out (replacing its contents), at most max bytes; reading more than max
+ * sets *over. @return 0 or -1/errno. */
+static int read_fd(int fd, nj_buf *out, size_t max, int *over) {
+    out->len = 0;
+    if (nj_buf_append(out, "", 0)) { errno = ENOMEM; return -1; }
+    *over = 0;
+    char tmp[65536];
+    for (;;) {
+        ssize_t r = read(fd, tmp, sizeof tmp);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        if (r == 0) return 0;
+        if (out->len + (size_t)r > max) { *over = 1; return 0; }
+        if (nj_buf_append(out, tmp, (size_t)r)) { errno = ENOMEM; return -1; }
+    }
+}
+
+/* An errno that says "this machine cannot do it now", not "the entry is bad". */
+static int errno_is_local(int e) {
+    return e == ENOMEM || e == EMFILE || e == ENFILE || e == EACCES || e == EPERM;
+}
+
+/* Remove name (relative to dfd, or a path with AT_FDCWD) and everything under it. Entries
+ * that vanish meanwhile (another process removing the same trash) are fine.
+ * @return 0 or -1/errno. */
+static int rm_tree_at(int dfd, const char *name, int depth) {
+    if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT) return 0;
+    /* NOTE: unlink(2) of a directory fails with EISDIR on Linux, EPERM per POSIX. */
+    if (errno != EISDIR && errno != EPERM) return -1;
+    if (depth > 16) { errno = ELOOP; return -1; }
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT ? 0 : -1;
+    DIR *d = fdopendir(fd);
+    if (!d) { int e = errno; close(fd); errno = e; return -1; }
+    int rc = 0, err = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        if (rm_tree_at(dirfd(d), de->d_name, depth + 1) != 0 && !rc) { rc = -1; err = errno; }
+    }
+    closedir(d);
+    if (unlinkat(dfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT && !rc) {
+        rc = -1;
+        err = errno;
+    }
+    if (rc) errno = err;
+    return rc;
+}
+
+static int rm_tree(const char *path) { return rm_tree_at(AT_FDCWD, path, 0); }
+
+/* ---- verification ---- */
+
+static int parse_u64(const char *s, size_t n, uint64_t *v) {
+    if (n == 0 || n > 20) return -1;
+    uint64_t x = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (x > (UINT64_MAX - d) / 10) return -1;
+        x = x * 10 + d;
+    }
+    *v = x;
+    return 0;
+}
+
+static int parse_hex64(const char *s, size_t n, uint64_t *v) {
+    if (n != 16) return -1;
+    uint64_t x = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned d;
+        if (s[i] >= '0' && s[i] <= '9') d = (unsigned)(s[i] - '0');
+        else if (s[i] >= 'a' && s[i] <= 'f') d = (unsigned)(s[i] - 'a' + 10);
+        else return -1;
+        x = x << 4 | d;
+    }
+    *v = x;
+    return 0;
+}
+
+typedef struct manifest_info {
+    int listed[NFILES];
+    uint64_t size[NFILES], hash[NFILES];
+    size_t extra_off, extra_len; /* the caller's lines, within the manifest text */
+} manifest_info;
+
+/* Parse manifest text m (NUL-terminated, len n). @return 0, or 1 with why set. */
+static int parse_manifest(const char *m, size_t n, const char *key, manifest_info *mi,
+                          char *why, size_t why_n) {
+    memset(mi, 0, sizeof *mi);
+    if (memchr(m, '\0', n)) { msg(why, why_n, MANIFEST ": contains a NUL byte"); return 1; }
+    if (n == 0) { msg(why, why_n, MANIFEST ": empty"); return 1; }
+    if (m[n - 1] != '\n') { msg(why, why_n, MANIFEST ": last line is unterminated"); return 1; }
+    const char *p = m, *end = m + n;
+    int line = 0, in_files = 0;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = (size_t)(nl - p);
+        line++;
+        if (line == 1) {
+            static const char fmt_pfx[] = "format = ";
+            if (len < sizeof fmt_pfx - 1 || memcmp(p, fmt_pfx, sizeof fmt_pfx - 1)) {
+                msg(why, why_n, MANIFEST ": line 1 is not \"format = %d\"", NJ_CACHE_FORMAT);
+                return 1;
+            }
+            char want[16];
+            snprintf(want, sizeof want, "%d", NJ_CACHE_FORMAT);
+            const char *v = p + sizeof fmt_pfx - 1;
+            size_t vl = len - (sizeof fmt_pfx - 1);
+            if (vl != strlen(want) || memcmp(v, want, vl)) {
+                msg(why, why_n, MANIFEST ": format %.*s, expected %s", (int)(vl > 32 ? 32 : vl),
+                    v, want);
+                return 1;
+            }
+        } else if (line == 2) {
+            static const char key_pfx[] = "key = ";
+            if (len < sizeof key_pfx - 1 || memcmp(p, key_pfx, sizeof key_pfx - 1)) {
+                msg(why, why_n, MANIFEST ": line 2 is not \"key = ...\"");
+                return 1;
+            }
+            const char *v = p + sizeof key_pfx - 1;
+            size_t vl = len - (sizeof key_pfx - 1);
+            if (vl != strlen(key) || memcmp(v, key, vl)) {
+                msg(why, why_n, MANIFEST ": key %.*s, expected %s", (int)(vl > 64 ? 64 : vl), v,
+                    key);
+                return 1;
+            }
+            mi->extra_off = (size_t)(nl + 1 - m);
+        } else if (len >= 5 && !memcmp(p, "file ", 5)) {
+            if (!in_files) mi->extra_len = (size_t)(p - m) - mi->extra_off;
+            in_files = 1;
+            /* file <name> <size> <hex> */
+            const char *f = p + 5, *le = nl;
+            const char *s1 = memchr(f, ' ', (size_t)(le - f));
+            const char *s2 = s1 ? memchr(s1 + 1, ' ', (size_t)(le - s1 - 1)) : NULL;
+            uint64_t sz, h;
+            if (!s2 || parse_u64(s1 + 1, (size_t)(s2 - s1 - 1), &sz) ||
+                parse_hex64(s2 + 1, (size_t)(le - s2 - 1), &h)) {
+                msg(why, why_n, MANIFEST ": line %d: malformed file line", line);
+                return 1;
+            }
+            int idx = -1;
+            for (int i = 0; i < NFILES; i++)
+                if ((size_t)(s1 - f) == strlen(file_names[i]) &&
+                    !memcmp(f, file_names[i], (size_t)(s1 - f)))
+                    idx = i;
+            if (idx < 0) {
+                msg(why, why_n, MANIFEST ": line %d: unknown file \"%.*s\"", line,
+                    (int)((s1 - f) > 64 ? 64 : (s1 - f)), f);
+                return 1;
+            }
+            if (mi->listed[idx]) {
+                msg(why, why_n, MANIFEST ": line %d: %s listed twice", line, file_names[idx]);
+                return 1;
+            }
+            mi->listed[idx] = 1;
+            mi->size[idx] = sz;
+            mi->hash[idx] = h;
+        } else if (in_files) {
+            msg(why, why_n, MANIFEST ": line %d: not a file line after the file lines", line);
+            return 1;
+        }
+        p = nl + 1;
+    }
+    if (line < 2) { msg(why, why_n, MANIFEST ": no key line"); return 1; }
+    if (!in_files) mi->extra_len = n - mi->extra_off;
+    for (int i = 0; i < NFILES; i++)
+        if (!mi->listed[i]) {
+            msg(why, why_n, MANIFEST ": no file line for %s", file_names[i]);
+            return 1;
+        }
+    return 0;
+}
+
+/* Verify the entry directory open as dfd. With out != NULL, fill it on success (out's old
+ * contents are freed). @return CACHE_HIT, CACHE_CORRUPT (why says what) or CACHE_ERROR. */
+static cache_result verify_dir(int dfd, const char *key, cache_entry *out, char *why,
+                               size_t why_n) {
+    cache_result res = CACHE_CORRUPT;
+    cache_entry tmp;
+    cache_entry_init(&tmp);
+    nj_buf data;
+    nj_buf_init(&data);
+    manifest_info mi;
+    int over = 0;
+
+    int fd = openat(dfd, MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        res = errno_is_local(errno) ? CACHE_ERROR : CACHE_CORRUPT;
+        msg(why, why_n, MANIFEST ": %s", errno == ENOENT ? "missing" : strerror(errno));
+        goto done;
+    }
+    int r = read_fd(fd, &data, MANIFEST_MAX, &over);
+    int e = errno;
+    close(fd);
+    if (r) {
+        res = errno_is_local(e) ? CACHE_ERROR : CACHE_CORRUPT;
+        msg(why, why_n, MANIFEST ": %s", strerror(e));
+        goto done;
+    }
+    if (over) { msg(why, why_n, MANIFEST ": larger than %u bytes", MANIFEST_MAX); goto done; }
+    if (parse_manifest(data.data, data.len, key, &mi, why, why_n)) goto done;
+    if (out && nj_buf_set(&tmp.manifest_extra, data.data + mi.extra_off, mi.extra_len)) {
+        res = CACHE_ERROR;
+        msg(why, why_n, "out of memory");
+        goto done;
+    }
+
+    for (int i = 0; i < NFILES; i++) {
+        const char *name = file_names[i];
+        fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+            res = errno_is_local(errno) ? CACHE_ERROR : CACHE_CORRUPT;
+            msg(why, why_n, "%s: %s", name, errno == ENOENT ? "missing" : strerror(errno));
+            goto done;
+        }
+        struct stat st;
+        if (fstat(fd, &st) != 0) {
+            e = errno;
+            close(fd);
+            res = CACHE_ERROR;
+            msg(why, why_n, "%s: fstat: %s", name, strerror(e));
+            goto done;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            close(fd);
+            msg(why, why_n, "%s: not a regular file", name);
+            goto done;
+        }
+        if ((uint64_t)st.st_size != mi.size[i]) {
+            close(fd);
+            msg(why, why_n, "%s: size %lld, manifest says %" PRIu64, name,
+                (long long)st.st_size, mi.size[i]);
+            goto done;
+        }
+        nj_buf *dst = out ? entry_file_mut(&tmp, i) : &data;
+        r = read_fd(fd, dst, (size_t)mi.size[i], &over);
+        e = errno;
+        close(fd);
+        if (r) {
+            res = errno_is_local(e) ? CACHE_ERROR : CACHE_CORRUPT;
+            msg(why, why_n, "%s: read: %s", name, strerror(e));
+            goto done;
+        }
+        if (over || dst->len != mi.size[i]) {
+            /* changed size while we read it: nothing of ours writes into a published entry */
+            msg(why, why_n, "%s: size changed while reading", name);
+            goto done;
+        }
+        uint64_t h = nj_hash64(dst->data, dst->len);
+        if (h != mi.hash[i]) {
+            msg(why, why_n, "%s: checksum %016" PRIx64 ", manifest says %016" PRIx64, name, h,
+                mi.hash[i]);
+            goto done;
+        }
+    }
+    res = CACHE_HIT;
+    if (why && why_n) why[0] = '\0';
+    if (out) {
+        cache_entry_free(out);
+        *out = tmp;
+        cache_entry_init(&tmp);
+    }
+done:
+    cache_entry_free(&tmp);
+    nj_buf_free(&data);
+    return res;
+}
+
+/* Open and verify the entry at path. *st gets what was found there (st_mode 0 if nothing).
+ * @return CACHE_HIT / CACHE_MISS / CACHE_CORRUPT / CACHE_ERROR. */
+static cache_result check_path(const char *path, const char *key, cache_entry *out,
+                               struct stat *st, char *why, size_t why_n) {
+    memset(st, 0, sizeof *st);
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        if (e == ENOENT) {
+            if (why && why_n) why[0] = '\0';
+            return CACHE_MISS;
+        }
+        if ((e == ENOTDIR || e == ELOOP) && lstat(path, st) == 0 && !S_ISDIR(st->st_mode)) {
+            msg(why, why_n, "entry is not a directory");
+            return CACHE_CORRUPT;
+        }
+        /* e.g. EACCES, or ENOTDIR for a component above the entry */
+        msg(why, why_n, "%s: %s", path, strerror(e));
+        return CACHE_ERROR;
+    }
+    if (fstat(fd, st) != 0) {
+        int e = errno;
+        close(fd);
+        msg(why, why_n, "%s: fstat: %s", path, strerror(e));
+        return CACHE_ERROR;
+    }
+    cache_result r = verify_dir(fd, key, out, why, why_n);
+    close(fd);
+    return r;
+}
+
+static int same_file(const struct stat *a, const struct stat *b) {
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Move the entry at path (inside v1) aside and delete it. With seen != NULL, only the object
+ * that was verified (same device and inode) is removed: if another process has replaced it by
+ * a new entry meanwhile, that one is left alone (or put back, if our rename took it and it
+ * verifies). @return 0 (gone, by us or someone else), 1 (path now holds a different entry that
+ * was left there), -1 on error (errno). */
+static int discard_entry(const char *v1, const char *path, const char *key,
+                         const struct stat *seen) {
+    struct stat now;
+    if (lstat(path, &now) != 0) return errno == ENOENT ? 0 : -1;
+    if (seen && !same_file(seen, &now)) return 1;
+    if (!S_ISDIR(now.st_mode)) {
+        /* NOTE: unlink(2) is atomic: readers see the old object or nothing. */
+        if (unlink(path) != 0 && errno != ENOENT) return -1;
+        return 0;
+    }
+    char trash[4096];
+    if (path_fmt(trash, sizeof trash, "%s/trash.XXXXXX", v1)) return -1;
+    if (!mkdtemp(trash)) return -1;
+    /* NOTE: rename(2) of a directory onto an existing empty directory replaces it atomically
+     * (POSIX); within one filesystem readers see the entry at its old name or not at all. */
+    if (rename(path, trash) != 0) {
+        int e = errno;
+        rmdir(trash);
+        if (e == ENOENT) return 0; /* another process moved it aside first: fine */
+        errno = e;
+        return -1;
+    }
+    struct stat moved;
+    int put_back = 0;
+    if (seen && lstat(trash, &moved) == 0 && !same_file(seen, &moved)) {
+        /* Between our lstat and rename another process replaced the bad entry by a new one,
+         * and we took that. Put it back if it is good (fails harmlessly if a third process
+         * has published yet another entry meanwhile). */
+        struct stat st2;
+        if (check_path(trash, key, NULL, &st2, NULL, 0) == CACHE_HIT &&
+            rename(trash, path) == 0)
+            put_back = 1;
+    }
+    if (!put_back && rm_tree(trash) != 0) return -1;
+    return put_back ? 1 : 0;
+}
+
+/* ---- public ---- */
+
+static int v1_path(const char *dir, char *out, size_t n) {
+    return path_fmt(out, n, "%s/" FORMAT_DIR, dir);
+}
+
+cache_result cache_lookup(const char *dir, const char *key, cache_entry *e, char *why,
+                          size_t why_n) {
+    char v1[4096], path[4096];
+    if (why && why_n) why[0] = '\0';
+    if (!dir || !*dir) { msg(why, why_n, "no cache directory"); return CACHE_ERROR; }
+    if (!cache_key_valid(key)) {
+        msg(why, why_n, "invalid cache key (want 32 lowercase hex digits)");
+        return CACHE_ERROR;
+    }
+    if (v1_path(dir, v1, sizeof v1) ||
+        path_fmt(path, sizeof path, "%s/%.2s/%s", v1, key, key)) {
+        msg(why, why_n, "cache path too long");
+        return CACHE_ERROR;
+    }
+    struct stat st;
+    cache_result r = check_path(path, key, e, &st, why, why_n);
+    if (r != CACHE_CORRUPT) return r;
+    /* Several processes may find the same bad entry: one rename wins, the others see ENOENT
+     * (or a fresh replacement, which discard_entry leaves alone). All report CORRUPT and
+     * rebuild; their stores then find the published entry good. */
+    if (discard_entry(v1, path, key, &st) < 0) {
+        size_t l = why ? strlen(why) : 0;
+        if (why && l < why_n)
+            msg(why + l, why_n - l, " (and it could not be removed: %s)", strerror(errno));
+    }
+    return CACHE_CORRUPT;
+}
+
+int cache_store(const char *dir, const char *key, const cache_entry *e, char *err,
+                size_t err_n) {
+    char v1[4096], pfx[4096], path[4096], tmp[4096];
+    if (err && err_n) err[0] = '\0';
+    if (!dir || !*dir) { msg(err, err_n, "no cache directory"); return -1; }
+    if (!cache_key_valid(key)) {
+        msg(err, err_n, "invalid cache key (want 32 lowercase hex digits)");
+        return -1;
+    }
+    const nj_buf *x = &e->manifest_extra;
+    if (x->len && memchr(x->data, '\0', x->len)) {
+        msg(err, err_n, "manifest_extra contains a NUL byte");
+        return -1;
+    }
+    for (const char *p = x->len ? x->data : ""; *p;) {
+        if (!strncmp(p, "file ", 5)) {
+            msg(err, err_n, "manifest_extra has a line starting with \"file \" (reserved)");
+            return -1;
+        }
+        const char *nl = strchr(p, '\n');
+        if (!nl) break;
+        p = nl + 1;
+    }
+    if (v1_path(dir, v1, sizeof v1) || path_fmt(pfx, sizeof pfx, "%s/%.2s", v1, key) ||
+        path_fmt(path, sizeof path, "%s/%s", pfx, key) ||
+        path_fmt(tmp, sizeof tmp, "%s/tmp.XXXXXX", v1)) {
+        msg(err, err_n, "cache path too long");
+        return -1;
+    }
+    if (nj_mkdirs(pfx, 0755) != 0) {
+        msg(err, err_n, "cannot create %s: %s", pfx, strerror(errno));
+        return -1;
+    }
+
+    /* manifest text */
+    nj_buf man;
+    nj_buf_init(&man);
+    int oom = nj_buf_printf(&man, "format = %d\nkey = %s\n", NJ_CACHE_FORMAT, key);
+    if (x->len) {
+        oom |= nj_buf_append(&man, x->data, x->len);
+        if (x->data[x->len - 1] != '\n') oom |= nj_buf_puts(&man, "\n");
+    }
+    for (int i = 0; i < NFILES; i++) {
+        const nj_buf *b = entry_file(e, i);
+        oom |= nj_buf_printf(&man, "file %s %zu %016" PRIx64 "\n", file_names[i], b->len,
+                             nj_hash64(b->len ? b->data : "", b->len));
+    }
+    if (oom) {
+        nj_buf_free(&man);
+        msg(err, err_n, "out of memory");
+        return -1;
+    }
+
+    /* NOTE: mkdtemp(3) creates a uniquely named directory with mode 0700; it is chmod'ed to
+     * 0755 so that a shared cache directory works like one made by mkdir under umask 022. */
+    if (!mkdtemp(tmp)) {
+        msg(err, err_n, "mkdtemp in %s: %s", v1, strerror(errno));
+        nj_buf_free(&man);
+        return -1;
+    }
+    int rc = -1;
+    int tfd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (tfd < 0) {
+        msg(err, err_n, "%s: %s", tmp, strerror(errno));
+        goto out;
+    }
+    (void)fchmod(tfd, 0755);
+    for (int i = 0; i < NFILES; i++) {
+        const nj_buf *b = entry_file(e, i);
+        if (write_file_at(tfd, file_names[i], b->len ? b->data : "", b->len) != 0) {
+            msg(err, err_n, "writing %s/%s: %s", tmp, file_names[i], strerror(errno));
+            close(tfd);
+            goto out;
+        }
+    }
+    /* the manifest last: a directory with a complete manifest has all its files */
+    if (write_file_at(tfd, MANIFEST, man.data, man.len) != 0) {
+        msg(err, err_n, "writing %s/" MANIFEST ": %s", tmp, strerror(errno));
+        close(tfd);
+        goto out;
+    }
+    close(tfd);
+
+    /* Publish. Bounded: each round either publishes, accepts a good existing entry, or
+     * removes a bad one / recreates a vanished parent (cache_clear) and tries again. */
+    for (int attempt = 0; attempt < 4; attempt++) {
+        /* NOTE: rename(2) of a directory is atomic within one filesystem (tmp and the entry
+         * are both under v1), and fails with EEXIST or ENOTEMPTY (POSIX allows either; Linux
+         * says ENOTEMPTY) if the target is a non-empty directory, ENOTDIR if it is a file. */
+        if (rename(tmp, path) == 0) {
+            tmp[0] = '\0'; /* published: nothing to clean up */
+            rc = 0;
+            goto out;
+        }
+        int re = errno;
+        if (re == ENOENT) { /* the prefix dir was removed under us (cache_clear) */
+            if (nj_mkdirs(pfx, 0755) != 0) {
+                msg(err, err_n, "cannot create %s: %s", pfx, strerror(errno));
+                goto out;
+            }
+            continue;
+        }
+        if (re != EEXIST && re != ENOTEMPTY && re != ENOTDIR) {
+            msg(err, err_n, "rename %s -> %s: %s", tmp, path, strerror(re));
+            goto out;
+        }
+        /* another process won (or a bad entry is in the way) */
+        char why[512];
+        struct stat st;
+        cache_result cr = check_path(path, key, NULL, &st, why, sizeof why);
+        if (cr == CACHE_HIT) { rc = 0; goto out; }
+        if (cr == CACHE_MISS) continue; /* moved aside meanwhile: try again */
+        if (cr == CACHE_ERROR) {
+            msg(err, err_n, "existing entry %s: %s", path, why);
+            goto out;
+        }
+        if (discard_entry(v1, path, key, &st) < 0) {
+            msg(err, err_n, "existing entry %s is bad (%s) and cannot be removed: %s", path, why,
+                strerror(errno));
+            goto out;
+        }
+    }
+    msg(err, err_n, "cannot publish %s: the entry kept changing", path);
+out:
+    if (tmp[0]) (void)rm_tree(tmp); /* on every path that did not publish it */
+    nj_buf_free(&man);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted names in path accepted by keep(name, arg). @return count, -1 on error (errno); a
+ * missing directory is 0 entries. */
+static int list_dir(const char *path, int (*keep)(const char *, const char *),
+                    const char *arg, char ***names) {
+    *names = NULL;
+    DIR *d = opendir(path);
+    if (!d) return errno == ENOENT ? 0 : -1;
+    size_t n = 0, cap = 0;
+    char **v = NULL;
+    struct dirent *de;
+    int rc = 0;
+    errno = 0;
+    while ((de = readdir(d)) != NULL) {
+        if (!keep(de->d_name, arg)) continue;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            char **nv = realloc(v, nc * sizeof *nv);
+            if (!nv) { rc = -1; break; }
+            v = nv;
+            cap = nc;
+        }
+        if (!(v[n] = strdup(de->d_name))) { rc = -1; break; }
+        n++;
+    }
+    closedir(d);
+    if (rc) {
+        for (size_t i = 0; i < n; i++) free(v[i]);
+        free(v);
+        errno = ENOMEM;
+        return -1;
+    }
+    if (n) qsort(v, n, sizeof *v, cmp_str);
+    *names = v;
+    return (int)n;
+}
+
+static void free_names(char **v, int n) {
+    for (int i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+static int keep_prefix(const char *name, const char *arg) {
+    (void)arg;
+    return is_hex2(name);
+}
+static int keep_key(const char *name, const char *pfx) {
+    return cache_key_valid(name) && name[0] == pfx[0] && name[1] == pfx[1];
+}
+static int keep_scratch(const char *name, const char *arg) {
+    (void)arg;
+    return !strncmp(name, "tmp.", 4) || !strncmp(name, "trash.", 6);
+}
+
+int cache_foreach(const char *dir, cache_visit_fn cb, void *user) {
+    char v1[4096];
+    if (!dir || !*dir || v1_path(dir, v1, sizeof v1)) { errno = EINVAL; return -1; }
+    char **pfx;
+    int np = list_dir(v1, keep_prefix, NULL, &pfx);
+    if (np < 0) return -1;
+    int count = 0;
+    for (int i = 0; i < np; i++) {
+        char pdir[4096];
+        if (path_fmt(pdir, sizeof pdir, "%s/%s", v1, pfx[i])) continue;
+        char **keys;
+        int nk = list_dir(pdir, keep_key, pfx[i], &keys);
+        if (nk < 0) {
+            free_names(pfx, np);
+            return -1;
+        }
+        for (int k = 0; k < nk; k++) {
+            char path[4096], why[512] = "";
+            struct stat st;
+            if (path_fmt(path, sizeof path, "%s/%s", pdir, keys[k])) continue;
+            cache_result r = check_path(path, keys[k], NULL, &st, why, sizeof why);
+            if (r == CACHE_MISS) continue; /* removed since we listed it */
+            count++;
+            if (cb) cb(keys[k], path, r == CACHE_HIT, r == CACHE_HIT ? "" : why, user);
+        }
+        free_names(keys, nk);
+    }
+    free_names(pfx, np);
+    return count;
+}
+
+int cache_clear(const char *dir, char *err, size_t err_n) {
+    char v1[4096];
+    if (err && err_n) err[0] = '\0';
+    if (!dir || !*dir) { msg(err, err_n, "no cache directory"); return -1; }
+    if (v1_path(dir, v1, sizeof v1)) { msg(err, err_n, "cache path too long"); return -1; }
+    int count = 0, failed = 0;
+    char **pfx;
+    int np = list_dir(v1, keep_prefix, NULL, &pfx);
+    if (np < 0) {
+        msg(err, err_n, "%s: %s", v1, strerror(errno));
+        return -1;
+    }
+    for (int i = 0; i < np; i++) {
+        char pdir[4096];
+        if (path_fmt(pdir, sizeof pdir, "%s/%s", v1, pfx[i])) continue;
+        char **keys;
+        int nk = list_dir(pdir, keep_key, pfx[i], &keys);
+        if (nk < 0) {
+            if (!failed) msg(err, err_n, "%s: %s", pdir, strerror(errno));
+            failed = 1;
+            continue;
+        }
+        for (int k = 0; k < nk; k++) {
+            char path[4096];
+            if (path_fmt(path, sizeof path, "%s/%s", pdir, keys[k])) continue;
+            struct stat st;
+            if (lstat(path, &st) != 0) continue; /* gone meanwhile */
+            /* moved aside first, so a concurrent reader sees the whole entry or none */
+            if (discard_entry(v1, path, keys[k], NULL) < 0) {
+                if (!failed) msg(err, err_n, "removing %s: %s", path, strerror(errno));
+                failed = 1;
+            } else {
+                count++;
+            }
+        }
+        free_names(keys, nk);
+        rmdir(pdir); /* only if empty; a concurrent store recreates it */
+    }
+    free_names(pfx, np);
+    /* Temporaries of crashed writers and trash of interrupted removals. (A store running at
+     * this very moment loses its temporary and fails cleanly.) */
+    char **scratch;
+    int ns = list_dir(v1, keep_scratch, NULL, &scratch);
+    if (ns < 0) {
+        if (!failed) msg(err, err_n, "%s: %s", v1, strerror(errno));
+        failed = 1;
+        ns = 0;
+    }
+    for (int i = 0; i < ns; i++) {
+        char path[4096];
+        if (path_fmt(path, sizeof path, "%s/%s", v1, scratch[i])) continue;
+        if (rm_tree(path) != 0) {
+            if (!failed) msg(err, err_n, "removing %s: %s", path, strerror(errno));
+            failed = 1;
+        }
+    }
+    free_names(scratch, ns);
+    return failed ? -1 : count;
+}
+
+static const char *env_nonempty(const char *name) {
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+int cache_default_dir(char *out, size_t n) {
+    if (!out || !n) return -1;
+    out[0] = '\0';
+    const char *v;
+    int r;
+    if ((v = env_nonempty("NVFP4JIT_CACHE_DIR")))
+        r = path_fmt(out, n, "%s", v);
+    /* The XDG base directory spec says a relative path in XDG_CACHE_HOME is invalid and must
+     * be ignored. */
+    else if ((v = env_nonempty("XDG_CACHE_HOME")) && v[0] == '/')
+        r = path_fmt(out, n, "%s/nvfp4jit", v);
+    else if ((v = env_nonempty("HOME")))
+        r = path_fmt(out, n, "%s/.cache/nvfp4jit", v);
+    else
+        r = -1;
+    if (r) out[0] = '\0';
+    return r ? -1 : 0;
+}

@@ -1,0 +1,83 @@
+/* common.h - internal helpers shared by every subsystem: growable buffers, error recording,
+ * and the context structure. Not part of the API. */
+#ifndef NJ_COMMON_H
+#define NJ_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nvfp4jit.h"
+
+#if defined(__GNUC__)
+#define NJ_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define NJ_PRINTF(a, b)
+#endif
+
+/* ---- growable byte buffer (always NUL-terminated after the data) ---- */
+typedef struct nj_buf {
+    char *data;
+    size_t len, cap;
+} nj_buf;
+
+void nj_buf_init(nj_buf *b);
+void nj_buf_free(nj_buf *b);
+/* @return 0 on success, -1 when out of memory (the buffer is left as it was). */
+int nj_buf_append(nj_buf *b, const void *p, size_t n);
+int nj_buf_puts(nj_buf *b, const char *s);
+int nj_buf_printf(nj_buf *b, const char *fmt, ...) NJ_PRINTF(2, 3);
+int nj_buf_vprintf(nj_buf *b, const char *fmt, va_list ap);
+int nj_buf_set(nj_buf *b, const void *p, size_t n); /* replace contents */
+
+/* ---- file helpers ---- */
+/* Read a whole file. @return 0, or -1 with errno set. */
+int nj_read_file(const char *path, nj_buf *out);
+/* mkdir -p. @return 0 or -1 with errno set. */
+int nj_mkdirs(const char *path, int mode);
+
+/* ---- error recording ---- */
+#define NJ_MSG_CAP 65536
+
+
+struct nvfp4jit_ctx {
+    char *msg;  /* last error detail, NJ_MSG_CAP bytes */
+    char *warn; /* last warning, NJ_MSG_CAP bytes */
+    char cache_dir[4096];
+    int disk_cache; /* 1 = use the disk cache */
+    int verbose;
+    struct nvfp4jit_kernel *kernels; /* singly linked list of compiled kernels (in-memory map) */
+    void *lua;                 /* lua_State* for template rendering */
+    /* device state (filled on first launch) */
+    int cu_ready;
+    int device_cc;
+    int device_sms;
+};
+
+/* Record a status and a formatted message on ctx (ctx may be NULL). @return s. */
+nvfp4jit_status nj_fail(nvfp4jit_ctx *ctx, nvfp4jit_status s, const char *fmt, ...)
+    NJ_PRINTF(3, 4);
+/* Record a warning (also printed to stderr when ctx->verbose). */
+void nj_warn(nvfp4jit_ctx *ctx, const char *fmt, ...) NJ_PRINTF(2, 3);
+/* Clear the last message; every public entry point calls it first. */
+void nj_clear(nvfp4jit_ctx *ctx);
+
+#define NJ_RETURN_IF(ctx, cond, status, ...)                                                 \
+    do {                                                                                     \
+        if (cond) return nj_fail((ctx), (status), __VA_ARGS__);                             \
+    } while (0)
+#define NJ_FORWARD_IF_ERROR(expr)                                                            \
+    do {                                                                                     \
+        nvfp4jit_status nj_s_ = (expr);                                                      \
+        if (nj_s_ != NVFP4JIT_OK) return nj_s_;                                              \
+    } while (0)
+
+/* XXH3-128 of a byte range as 32 lowercase hex chars + NUL. */
+void nj_hash128_hex(const void *p, size_t n, char out[33]);
+/* XXH3-64 of a byte range. */
+uint64_t nj_hash64(const void *p, size_t n);
+
+/* Monotonic wall clock in milliseconds. */
+double nj_now_ms(void);
+
+#endif

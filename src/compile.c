@@ -1,0 +1,202 @@
+/* compile.c - NVRTC + nvJitLink.
+ *
+ * NVRTC renders PTX for compute_XXa; nvJitLink assembles it into an sm_XXa cubin and gives
+ * ptxas' report (-verbose), which is where the resource numbers come from. No include paths
+ * are passed: templates include no headers, so keys hold no absolute paths. */
+#include "compile.h"
+
+#include <nvJitLink.h>
+#include <nvrtc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int nvrtc_test_force_failure;
+
+void nvrtc_result_init(nvrtc_result *r) {
+    memset(r, 0, sizeof *r);
+    nj_buf_init(&r->ptx);
+    nj_buf_init(&r->cubin);
+    nj_buf_init(&r->log);
+}
+
+void nvrtc_result_free(nvrtc_result *r) {
+    nj_buf_free(&r->ptx);
+    nj_buf_free(&r->cubin);
+    nj_buf_free(&r->log);
+}
+
+/* Options, fixed per arch. NOTE: "-default-device" makes unannotated functions __device__. */
+static int nvrtc_opts(const char *arch, const char **o, char *archopt, size_t n) {
+    snprintf(archopt, n, "--gpu-architecture=compute_%s", arch + 3); /* sm_90a -> compute_90a */
+    int k = 0;
+    o[k++] = archopt;
+    o[k++] = "-default-device";
+    o[k++] = "--std=c++17";
+    o[k++] = "-lineinfo";
+    o[k++] = "--extra-device-vectorization";
+    return k;
+}
+
+static int link_opts(const char *arch, const char **o, char *archopt, size_t n) {
+    snprintf(archopt, n, "-arch=%s", arch);
+    int k = 0;
+    o[k++] = archopt;
+    o[k++] = "-verbose";
+    o[k++] = "-O3";
+    return k;
+}
+
+int nvrtc_key_text(const char *arch, nj_buf *out) {
+    const char *o[16];
+    char a1[64], a2[64];
+    int n1 = nvrtc_opts(arch, o, a1, sizeof a1);
+    int rc = nj_buf_printf(out, "arch=%s\nnvrtc_opts=", arch);
+    for (int i = 0; i < n1; i++) rc |= nj_buf_printf(out, "%s ", o[i]);
+    int n2 = link_opts(arch, o, a2, sizeof a2);
+    rc |= nj_buf_puts(out, "\nlink_opts=");
+    for (int i = 0; i < n2; i++) rc |= nj_buf_printf(out, "%s ", o[i]);
+    int ma = 0, mi = 0;
+    unsigned la = 0, li = 0;
+    nvrtcVersion(&ma, &mi);
+    nvJitLinkVersion(&la, &li);
+    rc |= nj_buf_printf(out, "\nnvrtc=%d.%d\nnvjitlink=%u.%u\n", ma, mi, la, li);
+    return rc;
+}
+
+static int num_before(const char *log, const char *suffix, int *val) {
+    /* find "<number> <suffix>" and return the number */
+    const char *p = strstr(log, suffix);
+    if (!p) return 0;
+    const char *q = p;
+    while (q > log && q[-1] == ' ') q--;
+    const char *e = q;
+    while (q > log && q[-1] >= '0' && q[-1] <= '9') q--;
+    if (q == e) return 0;
+    *val = atoi(q);
+    return 1;
+}
+
+void nvrtc_parse_resources(const char *log, nvfp4jit_resources *res) {
+    if (!log) return;
+    const char *p = strstr(log, "Used ");
+    if (p) res->registers = atoi(p + 5);
+    int v;
+    if (num_before(log, "bytes stack frame", &v)) res->local_bytes = v;
+    if (num_before(log, "bytes spill stores", &v)) res->spill_store_bytes = v;
+    if (num_before(log, "bytes spill loads", &v)) res->spill_load_bytes = v;
+    const char *u = strstr(log, "Used ");
+    if (u) {
+        const char *eol = strchr(u, '\n');
+        const char *s = strstr(u, "bytes smem");
+        if (s && (!eol || s < eol)) {
+            const char *q = s;
+            while (q > u && q[-1] == ' ') q--;
+            while (q > u && q[-1] >= '0' && q[-1] <= '9') q--;
+            res->shared_static_bytes = atoi(q);
+        }
+    }
+}
+
+nvfp4jit_status nvrtc_compile(nvfp4jit_ctx *ctx, const char *src, const char *prog_name,
+                              const char *arch, nvrtc_result *r) {
+    const char *o[16];
+    char a1[64], a2[64];
+    int n1 = nvrtc_opts(arch, o, a1, sizeof a1);
+    nvrtcProgram prog = NULL;
+    nvrtcResult nr = nvrtcCreateProgram(&prog, src, prog_name, 0, NULL, NULL);
+    if (nr != NVRTC_SUCCESS)
+        return nj_fail(ctx, NVFP4JIT_ERR_COMPILE, "nvrtcCreateProgram: %s",
+                       nvrtcGetErrorString(nr));
+    nr = nvrtcCompileProgram(prog, n1, o);
+    size_t logn = 0;
+    nvrtcGetProgramLogSize(prog, &logn);
+    if (logn > 1) {
+        char *l = malloc(logn);
+        if (l && nvrtcGetProgramLog(prog, l) == NVRTC_SUCCESS) {
+            nj_buf_puts(&r->log, "== NVRTC ==\n");
+            nj_buf_puts(&r->log, l);
+        }
+        free(l);
+    }
+    if (nvrtc_test_force_failure == 1) {
+        nvrtc_test_force_failure = 0;
+        nr = NVRTC_ERROR_COMPILATION;
+        nj_buf_puts(&r->log, "forced NVRTC failure (test hook)\n");
+    }
+    if (nr != NVRTC_SUCCESS) {
+        nvrtcDestroyProgram(&prog);
+        return nj_fail(ctx, NVFP4JIT_ERR_COMPILE, "NVRTC failed for %s (%s): %s\n%s", prog_name,
+                       arch, nvrtcGetErrorString(nr), r->log.data ? r->log.data : "");
+    }
+    size_t ptxn = 0;
+    nvrtcGetPTXSize(prog, &ptxn);
+    if (nj_buf_set(&r->ptx, "", 0) || (ptxn && nj_buf_append(&r->ptx, "", 0))) {
+        nvrtcDestroyProgram(&prog);
+        return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (PTX)");
+    }
+    char *ptx = malloc(ptxn ? ptxn : 1);
+    if (!ptx) {
+        nvrtcDestroyProgram(&prog);
+        return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (PTX)");
+    }
+    nvrtcGetPTX(prog, ptx);
+    nvrtcDestroyProgram(&prog);
+    /* ptxn counts the terminating NUL */
+    int oom = nj_buf_set(&r->ptx, ptx, ptxn ? ptxn - 1 : 0);
+    free(ptx);
+    if (oom) return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (PTX)");
+
+    int n2 = link_opts(arch, o, a2, sizeof a2);
+    nvJitLinkHandle h = NULL;
+    nvJitLinkResult lr = nvJitLinkCreate(&h, (uint32_t)n2, o);
+    if (lr != NVJITLINK_SUCCESS)
+        return nj_fail(ctx, NVFP4JIT_ERR_LINK, "nvJitLinkCreate failed (%d)", (int)lr);
+    lr = nvJitLinkAddData(h, NVJITLINK_INPUT_PTX, r->ptx.data, r->ptx.len, "kernel.ptx");
+    if (lr == NVJITLINK_SUCCESS) lr = nvJitLinkComplete(h);
+    if (nvrtc_test_force_failure == 2) {
+        nvrtc_test_force_failure = 0;
+        lr = NVJITLINK_ERROR_PTX_COMPILE;
+        nj_buf_puts(&r->log, "forced nvJitLink failure (test hook)\n");
+    }
+    size_t n = 0;
+    nvJitLinkGetInfoLogSize(h, &n);
+    if (n > 1) {
+        char *l = malloc(n);
+        if (l && nvJitLinkGetInfoLog(h, l) == NVJITLINK_SUCCESS) {
+            nj_buf_puts(&r->log, "== nvJitLink ==\n");
+            nj_buf_puts(&r->log, l);
+        }
+        free(l);
+    }
+    n = 0;
+    nvJitLinkGetErrorLogSize(h, &n);
+    if (n > 1) {
+        char *l = malloc(n);
+        if (l && nvJitLinkGetErrorLog(h, l) == NVJITLINK_SUCCESS) {
+            nj_buf_puts(&r->log, "== nvJitLink errors ==\n");
+            nj_buf_puts(&r->log, l);
+        }
+        free(l);
+    }
+    if (lr != NVJITLINK_SUCCESS) {
+        nvJitLinkDestroy(&h);
+        return nj_fail(ctx, NVFP4JIT_ERR_LINK, "nvJitLink failed for %s (%s): error %d\n%s",
+                       prog_name, arch, (int)lr, r->log.data ? r->log.data : "");
+    }
+    size_t cn = 0;
+    nvJitLinkGetLinkedCubinSize(h, &cn);
+    char *cub = malloc(cn ? cn : 1);
+    if (!cub) {
+        nvJitLinkDestroy(&h);
+        return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (cubin)");
+    }
+    nvJitLinkGetLinkedCubin(h, cub);
+    nvJitLinkDestroy(&h);
+    oom = nj_buf_set(&r->cubin, cub, cn);
+    free(cub);
+    if (oom) return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (cubin)");
+    if (!r->log.data) nj_buf_puts(&r->log, "");
+    nvrtc_parse_resources(r->log.data, &r->res);
+    return NVFP4JIT_OK;
+}

@@ -1,0 +1,30 @@
+/* compile.h - NVRTC to PTX, nvJitLink to cubin, and the resource report. */
+#ifndef NJ_COMPILE_H
+#define NJ_COMPILE_H
+
+#include "common.h"
+
+typedef struct nvrtc_result {
+    nj_buf ptx, cubin, log;
+    nvfp4jit_resources res; /* registers, smem, spills, local; threads left 0 */
+} nvrtc_result;
+
+void nvrtc_result_init(nvrtc_result *r);
+void nvrtc_result_free(nvrtc_result *r);
+
+/* Compile `src` for arch ("sm_90a" / "sm_100a"). Options contain no absolute paths.
+ * @return NVFP4JIT_OK, NVFP4JIT_ERR_COMPILE or NVFP4JIT_ERR_LINK (with the full log on ctx and
+ * in r->log), NVFP4JIT_ERR_OUT_OF_MEMORY. */
+nvfp4jit_status nvrtc_compile(nvfp4jit_ctx *ctx, const char *src, const char *prog_name,
+                              const char *arch, nvrtc_result *r);
+
+/* The option strings and tool versions that go into the cache key, as text. */
+int nvrtc_key_text(const char *arch, nj_buf *out);
+
+/* Parse a ptxas/nvJitLink info log into res (registers, spills, stack, smem). */
+void nvrtc_parse_resources(const char *log, nvfp4jit_resources *res);
+
+/* Test hook: when non-zero, the next compile fails as if NVRTC (1) or nvJitLink (2) failed. */
+extern int nvrtc_test_force_failure;
+
+#endif

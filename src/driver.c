@@ -1,0 +1,127 @@
+/* driver.c - the CUDA driver, loaded on first use.
+ * NOTE: libcuda.so.1 is the driver's stable soname; the toolkit's libcuda.so is a link-time
+ * stub that must never be loaded at run time. */
+#include "driver.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+int drv_test_force_missing;
+
+static drv_api g_api;
+static int g_loaded; /* 0 not tried, 1 ok, -1 failed */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const drv_api *drv_load(void) {
+    if (drv_test_force_missing) return NULL;
+    pthread_mutex_lock(&g_lock);
+    if (g_loaded == 0) {
+        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        int ok = h != NULL;
+#define LOAD(field, sym)                                                                     \
+    if (ok) {                                                                                \
+        *(void **)(&g_api.field) = dlsym(h, sym);                                            \
+        if (!g_api.field) ok = 0;                                                            \
+    }
+        LOAD(cuInit, "cuInit");
+        LOAD(cuGetErrorName, "cuGetErrorName");
+        LOAD(cuGetErrorString, "cuGetErrorString");
+        LOAD(cuDriverGetVersion, "cuDriverGetVersion");
+        LOAD(cuDeviceGetCount, "cuDeviceGetCount");
+        LOAD(cuDeviceGet, "cuDeviceGet");
+        LOAD(cuDeviceGetAttribute, "cuDeviceGetAttribute");
+        LOAD(cuDeviceGetName, "cuDeviceGetName");
+        LOAD(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+        LOAD(cuCtxGetCurrent, "cuCtxGetCurrent");
+        LOAD(cuCtxSetCurrent, "cuCtxSetCurrent");
+        LOAD(cuCtxGetDevice, "cuCtxGetDevice");
+        LOAD(cuCtxSynchronize, "cuCtxSynchronize");
+        LOAD(cuModuleLoadData, "cuModuleLoadData");
+        LOAD(cuModuleUnload, "cuModuleUnload");
+        LOAD(cuModuleGetFunction, "cuModuleGetFunction");
+        LOAD(cuFuncSetAttribute, "cuFuncSetAttribute");
+        LOAD(cuLaunchKernel, "cuLaunchKernel");
+        LOAD(cuMemAlloc, "cuMemAlloc_v2");
+        LOAD(cuMemFree, "cuMemFree_v2");
+        LOAD(cuMemAllocHost, "cuMemAllocHost_v2");
+        LOAD(cuMemFreeHost, "cuMemFreeHost");
+        LOAD(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+        LOAD(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+        LOAD(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+        LOAD(cuMemsetD8, "cuMemsetD8_v2");
+        LOAD(cuMemsetD8Async, "cuMemsetD8Async");
+        LOAD(cuStreamCreate, "cuStreamCreate");
+        LOAD(cuStreamDestroy, "cuStreamDestroy_v2");
+        LOAD(cuStreamSynchronize, "cuStreamSynchronize");
+        LOAD(cuEventCreate, "cuEventCreate");
+        LOAD(cuEventDestroy, "cuEventDestroy_v2");
+        LOAD(cuEventRecord, "cuEventRecord");
+        LOAD(cuEventSynchronize, "cuEventSynchronize");
+        LOAD(cuEventElapsedTime, "cuEventElapsedTime");
+        LOAD(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
+#undef LOAD
+        if (ok && g_api.cuInit(0) != CUDA_SUCCESS) ok = 0;
+        g_loaded = ok ? 1 : -1;
+    }
+    pthread_mutex_unlock(&g_lock);
+    return g_loaded == 1 ? &g_api : NULL;
+}
+
+nvfp4jit_status drv_fail(nvfp4jit_ctx *ctx, CUresult r, const char *what) {
+    const char *name = NULL, *str = NULL;
+    if (g_loaded == 1) {
+        g_api.cuGetErrorName(r, &name);
+        g_api.cuGetErrorString(r, &str);
+    }
+    return nj_fail(ctx, NVFP4JIT_ERR_CUDA, "%s: %s (%s)", what, name ? name : "CUDA_ERROR_?",
+                   str ? str : "no description");
+}
+
+const drv_api *drv_get(nvfp4jit_ctx *ctx, nvfp4jit_status *status) {
+    const drv_api *api = drv_load();
+    if (!api) {
+        *status = nj_fail(ctx, NVFP4JIT_ERR_NO_DRIVER,
+                          "the CUDA driver (libcuda.so.1) could not be loaded or initialised");
+        return NULL;
+    }
+    CUcontext cur = NULL;
+    if (api->cuCtxGetCurrent(&cur) != CUDA_SUCCESS || !cur) {
+        int count = 0;
+        if (api->cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
+            *status = nj_fail(ctx, NVFP4JIT_ERR_NO_DEVICE, "no CUDA device");
+            return NULL;
+        }
+        CUdevice d;
+        CUresult r = api->cuDeviceGet(&d, 0);
+        if (r == CUDA_SUCCESS) r = api->cuDevicePrimaryCtxRetain(&cur, d);
+        if (r == CUDA_SUCCESS) r = api->cuCtxSetCurrent(cur);
+        if (r != CUDA_SUCCESS) {
+            drv_fail(ctx, r, "making device 0's primary context current");
+            *status = NVFP4JIT_ERR_NO_DEVICE;
+            return NULL;
+        }
+    }
+    CUdevice dev;
+    CUresult r = api->cuCtxGetDevice(&dev);
+    int ma = 0, mi = 0, sms = 0;
+    if (r == CUDA_SUCCESS)
+        r = api->cuDeviceGetAttribute(&ma, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+    if (r == CUDA_SUCCESS)
+        r = api->cuDeviceGetAttribute(&mi, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+    if (r == CUDA_SUCCESS)
+        r = api->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+    if (r != CUDA_SUCCESS) {
+        drv_fail(ctx, r, "reading device attributes");
+        *status = NVFP4JIT_ERR_NO_DEVICE;
+        return NULL;
+    }
+    if (ctx) {
+        ctx->device_cc = ma * 10 + mi;
+        ctx->device_sms = sms;
+        ctx->cu_ready = 1;
+    }
+    *status = NVFP4JIT_OK;
+    return api;
+}

@@ -1,0 +1,75 @@
+/* driver.h - the CUDA driver API, loaded with dlopen("libcuda.so.1") on first use so that
+ * everything that does not launch works on a machine without a driver. Only the types and
+ * entry points the library uses are declared (from cuda.h of the toolkit it is built with). */
+#ifndef NJ_DRIVER_H
+#define NJ_DRIVER_H
+
+#include <cuda.h>
+
+#include "common.h"
+
+typedef struct drv_api {
+    CUresult (*cuInit)(unsigned);
+    CUresult (*cuGetErrorName)(CUresult, const char **);
+    CUresult (*cuGetErrorString)(CUresult, const char **);
+    CUresult (*cuDriverGetVersion)(int *);
+    CUresult (*cuDeviceGetCount)(int *);
+    CUresult (*cuDeviceGet)(CUdevice *, int);
+    CUresult (*cuDeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
+    CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+    CUresult (*cuCtxGetCurrent)(CUcontext *);
+    CUresult (*cuCtxSetCurrent)(CUcontext);
+    CUresult (*cuCtxGetDevice)(CUdevice *);
+    CUresult (*cuCtxSynchronize)(void);
+    CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+    CUresult (*cuModuleUnload)(CUmodule);
+    CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+    CUresult (*cuFuncSetAttribute)(CUfunction, CUfunction_attribute, int);
+    CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                               unsigned, unsigned, CUstream, void **, void **);
+    CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+    CUresult (*cuMemFree)(CUdeviceptr);
+    CUresult (*cuMemAllocHost)(void **, size_t);
+    CUresult (*cuMemFreeHost)(void *);
+    CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+    CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+    CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+    CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
+    CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+    CUresult (*cuStreamCreate)(CUstream *, unsigned);
+    CUresult (*cuStreamDestroy)(CUstream);
+    CUresult (*cuStreamSynchronize)(CUstream);
+    CUresult (*cuEventCreate)(CUevent *, unsigned);
+    CUresult (*cuEventDestroy)(CUevent);
+    CUresult (*cuEventRecord)(CUevent, CUstream);
+    CUresult (*cuEventSynchronize)(CUevent);
+    CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+    CUresult (*cuTensorMapEncodeTiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                                       const cuuint64_t *, const cuuint64_t *,
+                                       const cuuint32_t *, const cuuint32_t *,
+                                       CUtensorMapInterleave, CUtensorMapSwizzle,
+                                       CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+} drv_api;
+
+/* Load the driver (once per process) and make sure a context is current: the caller's, or
+ * device 0's primary context. Fills ctx->device_cc / device_sms. @return the API table or
+ * NULL with NVFP4JIT_ERR_NO_DRIVER / NVFP4JIT_ERR_NO_DEVICE recorded on ctx. */
+const drv_api *drv_get(nvfp4jit_ctx *ctx, nvfp4jit_status *status);
+
+/* Only load the driver library (no context). @return NULL if libcuda.so.1 is not there. */
+const drv_api *drv_load(void);
+
+/* Record a failed driver call on ctx: "what: CUDA_ERROR_NAME (string)". @return ERR_CUDA. */
+nvfp4jit_status drv_fail(nvfp4jit_ctx *ctx, CUresult r, const char *what);
+
+#define DRV_CHECK(ctx, api, call, what)                                                       \
+    do {                                                                                     \
+        CUresult drv_r_ = (api)->call;                                                       \
+        if (drv_r_ != CUDA_SUCCESS) return drv_fail((ctx), drv_r_, (what));                   \
+    } while (0)
+
+/* Test hook: when set (non-zero), drv_load() behaves as if libcuda.so.1 were missing. */
+extern int drv_test_force_missing;
+
+#endif

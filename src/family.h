@@ -1,0 +1,50 @@
+/* family.h - one kernel family per architecture: its validity rules, the parameters its
+ * template is rendered with, and the host half of its dispatch (what the kernel reads from
+ * the device-side blob). Code generation lives in templates/; choices live in heuristic.c. */
+#ifndef NJ_FAMILY_H
+#define NJ_FAMILY_H
+
+#include "common.h"
+#include "driver.h"
+#include "template.h"
+
+/* Launch geometry and the device blob a family's kernel reads. The kernel's signature is
+ *   extern "C" __global__ void <KERNEL_NAME>(const unsigned char *blob)
+ * and it is launched with grid (num_ctas,1,1), block (threads,1,1), dyn_smem bytes. */
+typedef struct fam_launch {
+    unsigned num_ctas;
+    unsigned threads;
+    size_t dyn_smem;
+} fam_launch;
+
+typedef struct family {
+    nvfp4jit_arch arch;
+    const char *arch_name;     /* "sm_90a" */
+    const char *template_name; /* "sm90a_grouped.cu" */
+    /* Validity rules. @return 1 if valid, else 0 with the broken rule in why. */
+    int (*check)(const nvfp4jit_variant *v, char *why, size_t why_n);
+    int (*threads)(const nvfp4jit_variant *v);
+    size_t (*dyn_smem)(const nvfp4jit_variant *v);
+    /* Template parameters beyond the common ones (ARCH, BLOCK_M, BLOCK_N, BLOCK_K, STAGES,
+     * SWAP_AB, THREADS, DYN_SMEM, KERNEL_NAME, which the caller sets). @return count. */
+    int (*params)(const nvfp4jit_variant *v, tmpl_param *p, int cap);
+    /* Enumerate the variant space: calls emit for every candidate (valid or not; the caller
+     * filters with check). */
+    void (*enumerate)(void (*emit)(const nvfp4jit_variant *v, void *u), void *u);
+    /* Bytes of the device blob for this problem set. */
+    size_t (*blob_size)(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n);
+    /* Fill the host copy of the blob. dev is the device address the blob will have (for
+     * pointers inside it). May call the driver (tensor maps). Sets *launch.
+     * @return NVFP4JIT_OK or an error recorded on ctx. */
+    nvfp4jit_status (*blob_fill)(nvfp4jit_ctx *ctx, const drv_api *api,
+                                 const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n,
+                                 unsigned char *host, uint64_t dev, fam_launch *launch);
+} family;
+
+extern const family fam_sm90a;
+extern const family fam_sm100a;
+
+/* @return the family of an arch, or NULL. */
+const family *fam_get(nvfp4jit_arch arch);
+
+#endif

@@ -1,0 +1,155 @@
+/* heuristic.c - the cost model.
+ *
+ * For a candidate variant every group is cut into tiles (X rows x Y rows: with swap_ab the
+ * weights are X). One CTA runs one tile; one CTA fits an SM (the kernels ask for most of the
+ * shared memory). A tile's time is its k-steps times the slower of two pipes that overlap:
+ *   mma    = 2*BM*BN*BK flops at the tensor-core rate per SM
+ *   decode = (BM+BN)*BK values at the measured dequantisation rate per SM (sm_90a only:
+ *            about 32 values/clock, DESIGN.md), nothing for sm_100a (fp4 tensor cores)
+ * plus a fixed prologue/epilogue cost. Tiles are spread over the SMs in waves (the busiest SM
+ * sets the time). The DRAM floor is every byte read once (A, B, scales) plus C written, plus
+ * re-reads of the operand that is not shared by consecutive CTAs, at the measured bandwidth;
+ * the estimate is the larger of the floor and the compute time. Ties (within 2 %) go to the
+ * smaller shared-memory footprint, then the smaller tile, so the choice is deterministic. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "family.h"
+#include "heuristic.h"
+
+typedef struct arch_rates {
+    double clock_ghz;
+    int sms;
+    double mma_flops_per_clk; /* per SM */
+    double decode_per_clk;    /* values per clock per SM, 0 = no decode */
+    double dram_bytes_per_us; /* bytes per microsecond */
+    double tile_overhead_us;  /* prologue + epilogue of one tile */
+} arch_rates;
+
+static const arch_rates rates_sm90 = {1.75, 132, 4096.0, 32.0, 4.25e6, 1.5};
+static const arch_rates rates_sm100 = {1.9, 148, 16384.0, 0.0, 7.0e6, 1.0};
+
+typedef struct rank_acc {
+    const family *f;
+    const arch_rates *r;
+    int sms;
+    const nvfp4jit_group *g;
+    size_t n;
+    heur_cand *all;
+    size_t count, cap;
+    int oom;
+} rank_acc;
+
+static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c) {
+    const arch_rates *r = a->r;
+    double clk_per_us = r->clock_ghz * 1e3;
+    long long tiles = 0;
+    double work_us = 0, max_tile_us = 0, useful = 0, padded = 0, bytes = 0;
+    double mma_total = 0, dec_total = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        const nvfp4jit_group *g = &a->g[i];
+        if (g->m == 0) continue;
+        double rx = (double)(v->swap_ab ? g->n : g->m), ry = (double)(v->swap_ab ? g->m : g->n);
+        double tx = ceil(rx / v->block_m), ty = ceil(ry / v->block_n);
+        double ksteps = ceil((double)g->k / v->block_k);
+        double mma = 2.0 * v->block_m * v->block_n * v->block_k / r->mma_flops_per_clk;
+        double dec = r->decode_per_clk > 0
+                         ? (double)(v->block_m + v->block_n) * v->block_k / r->decode_per_clk
+                         : 0;
+        double tile_us = ksteps * fmax(mma, dec) / clk_per_us + r->tile_overhead_us;
+        tiles += (long long)(tx * ty);
+        work_us += tx * ty * tile_us;
+        mma_total += tx * ty * ksteps * mma / clk_per_us;
+        dec_total += tx * ty * ksteps * dec / clk_per_us;
+        if (tile_us > max_tile_us) max_tile_us = tile_us;
+        useful += (double)g->m * g->n;
+        padded += tx * v->block_m * ty * v->block_n;
+        /* DRAM: operands once (0.5 B/value + 1/16 B of scale), C once (2 B/value), and the
+         * operand that consecutive CTAs do not share re-read once per tile of the other
+         * (from L2 mostly: counted at a quarter of its bytes). */
+        double kbytes = (double)g->k * (0.5 + 1.0 / 16);
+        bytes += (double)(g->m + g->n) * kbytes + 2.0 * g->m * g->n;
+        bytes += 0.25 * (ty > 1 ? (ty - 1) : 0) * rx * kbytes;
+    }
+    int sms = a->sms;
+    double waves = tiles ? ceil((double)tiles / sms) : 0;
+    /* busiest SM: at least one tile, at most the work spread evenly rounded up to waves */
+    double comp_us = tiles ? fmax(max_tile_us, fmax(work_us / sms, waves * (work_us / tiles)))
+                           : 0;
+    double mem_us = bytes / r->dram_bytes_per_us;
+    c->v = *v;
+    c->tiles = tiles;
+    c->waves = waves;
+    c->mma_us = tiles ? mma_total / fmin((double)tiles, (double)sms) : 0;
+    c->decode_us = tiles ? dec_total / fmin((double)tiles, (double)sms) : 0;
+    c->mem_us = mem_us;
+    c->waste = padded > 0 ? 1.0 - useful / padded : 0;
+    c->est_us = fmax(comp_us, mem_us) + 3.0; /* + launch */
+}
+
+static void rank_emit(const nvfp4jit_variant *v, void *u) {
+    rank_acc *a = u;
+    char why[256];
+    if (a->oom || !a->f->check(v, why, sizeof why)) return;
+    if (a->count == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 256;
+        heur_cand *p = realloc(a->all, cap * sizeof *p);
+        if (!p) { a->oom = 1; return; }
+        a->all = p;
+        a->cap = cap;
+    }
+    estimate(a, v, &a->all[a->count++]);
+}
+
+static size_t smem_of(const nvfp4jit_variant *v) { return fam_get(v->arch)->dyn_smem(v); }
+
+static int cand_cmp(const void *pa, const void *pb) {
+    const heur_cand *a = pa, *b = pb;
+    double lo = fmin(a->est_us, b->est_us);
+    if (fabs(a->est_us - b->est_us) > 0.02 * lo) return a->est_us < b->est_us ? -1 : 1;
+    size_t sa = smem_of(&a->v), sb = smem_of(&b->v);
+    if (sa != sb) return sa < sb ? -1 : 1;
+    long ta = (long)a->v.block_m * a->v.block_n, tb = (long)b->v.block_m * b->v.block_n;
+    if (ta != tb) return ta < tb ? -1 : 1;
+    if (a->est_us != b->est_us) return a->est_us < b->est_us ? -1 : 1;
+    if (a->v.block_k != b->v.block_k) return a->v.block_k - b->v.block_k;
+    if (a->v.stages != b->v.stages) return a->v.stages - b->v.stages;
+    if (a->v.block_m != b->v.block_m) return a->v.block_m - b->v.block_m;
+    return a->v.swap_ab - b->v.swap_ab;
+}
+
+nvfp4jit_status heur_rank(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_group *g,
+                          size_t n, int sms, heur_cand *out, size_t cap, size_t *count) {
+    const family *f = fam_get(arch);
+    NJ_RETURN_IF(ctx, !f, NVFP4JIT_ERR_UNSUPPORTED_ARCH, "arch %d is not supported", (int)arch);
+    NJ_FORWARD_IF_ERROR(nvfp4jit_problem_check_shapes(ctx, g, n));
+    rank_acc a;
+    memset(&a, 0, sizeof a);
+    a.f = f;
+    a.r = arch == NVFP4JIT_ARCH_SM90A ? &rates_sm90 : &rates_sm100;
+    a.sms = sms > 0 ? sms : (ctx && ctx->device_sms > 0 ? ctx->device_sms : a.r->sms);
+    a.g = g;
+    a.n = n;
+    f->enumerate(rank_emit, &a);
+    if (a.oom) {
+        free(a.all);
+        return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (heuristic)");
+    }
+    qsort(a.all, a.count, sizeof *a.all, cand_cmp);
+    for (size_t i = 0; i < a.count && i < cap; i++) out[i] = a.all[i];
+    if (count) *count = a.count;
+    free(a.all);
+    NJ_RETURN_IF(ctx, a.count == 0, NVFP4JIT_ERR_INTERNAL, "no valid variant for this arch");
+    return NVFP4JIT_OK;
+}
+
+nvfp4jit_status heur_choose(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_group *g,
+                            size_t n, nvfp4jit_variant *v, nvfp4jit_choice *choice) {
+    heur_cand best;
+    size_t count = 0;
+    NJ_FORWARD_IF_ERROR(heur_rank(ctx, arch, g, n, 0, &best, 1, &count));
+    *v = best.v;
+    *choice = NVFP4JIT_CHOICE_HEURISTIC;
+    return NVFP4JIT_OK;
+}

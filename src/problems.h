@@ -1,0 +1,65 @@
+/* problems.h - problem sets: the text format of problems/NAME.txt and the --groups string.
+ *
+ * A problems file holds one set per line: a name, then one MxNxK token per group, separated
+ * by blanks. '#' starts a comment (to the end of the line); blank lines are skipped. A
+ * --groups string is MxNxK tokens separated by commas (blanks around a token are ignored).
+ * Numbers are decimal digits only (no sign), at most PROB_MAX_DIM. Only syntax and range are
+ * checked here; the data contract (K % 64, N % 8, ...) is the library's
+ * nvfp4jit_problem_check_shapes. Internal, not API. */
+#ifndef NJ_PROBLEMS_H
+#define NJ_PROBLEMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Largest accepted M, N or K (cuBLAS and launch geometry take int). */
+#define PROB_MAX_DIM 2147483647LL
+#define PROB_NAME_MAX 128
+
+typedef struct prob_shape {
+    int64_t m, n, k;
+} prob_shape;
+
+typedef struct prob_set {
+    char name[PROB_NAME_MAX];
+    prob_shape *groups; /* malloc'ed, count entries */
+    size_t count;
+    int line; /* line in its file (0 for a --groups string) */
+} prob_set;
+
+typedef struct prob_file {
+    prob_set *sets; /* malloc'ed, count entries, in file order */
+    size_t count;
+} prob_file;
+
+/* Parse one MxNxK token (len bytes at tok, not NUL-terminated). @return 0, or -1 with the
+ * reason in err ("expected MxNxK", "K=99999999999 out of range ..."); the caller prefixes
+ * where the token was. */
+int prob_parse_shape(const char *tok, size_t len, prob_shape *out, char *err, size_t err_n);
+
+/* Parse a --groups string "MxNxK,MxNxK,..." into a set named `name` (NULL: "groups").
+ * @return 0, or -1 with e.g. "token 3 '12x4096': expected MxNxK" in err (tokens counted from
+ * 1). The set is empty (and needs no free) on error. */
+int prob_parse_groups(const char *s, const char *name, prob_set *out, char *err, size_t err_n);
+
+/* Parse the text of a problems file. `filename` is only used in messages
+ * ("gpumode.txt:5: token 3 '12x4096': expected MxNxK"; tokens counted from 1 with the set's
+ * name as token 1). Duplicate set names and sets without groups are errors.
+ * @return 0, or -1 with the message in err (out is then empty). */
+int prob_parse_text(const char *text, size_t len, const char *filename, prob_file *out,
+                    char *err, size_t err_n);
+
+/* Read and parse a problems file. @return 0, or -1 with the message in err. */
+int prob_load_file(const char *path, prob_file *out, char *err, size_t err_n);
+
+/* @return the set called name, or NULL. */
+const prob_set *prob_find(const prob_file *f, const char *name);
+
+/* Release what a set / a file owns; both accept a zeroed or already-freed object. */
+void prob_set_free(prob_set *s);
+void prob_file_free(prob_file *f);
+
+/* Deep copy. @return 0, -1 when out of memory. */
+int prob_set_copy(prob_set *dst, const prob_set *src);
+
+#endif

@@ -1,0 +1,264 @@
+/* template.c - sandboxed Lua rendering of kernel templates (syntax in template.h).
+ *
+ * A template is translated line by line into a Lua chunk: code lines ('%') are copied, text
+ * lines become one `__emit(...)` call each, so chunk line N is template line N and Lua's own
+ * error positions ("templates/x.cu:12:") point into the template. */
+#include "template.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#define TMPL_MAX_DEPTH 8
+#define TMPL_OUT_KEY "nvfp4jit.out"
+
+/* Append s[0..n) to b as a Lua string literal. */
+static int put_lua_string(nj_buf *b, const char *s, size_t n) {
+    if (nj_buf_puts(b, "\"")) return -1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char esc[8];
+        if (c == '"' || c == '\\') {
+            esc[0] = '\\'; esc[1] = (char)c; esc[2] = 0;
+        } else if (c < 32 || c == 127) {
+            snprintf(esc, sizeof esc, "\\%03u", c);
+        } else {
+            esc[0] = (char)c; esc[1] = 0;
+        }
+        if (nj_buf_puts(b, esc)) return -1;
+    }
+    return nj_buf_puts(b, "\"");
+}
+
+/* Translate template text into a Lua chunk. @return 0, or -1 with a message in err. */
+static int translate(const char *text, size_t len, const char *name, nj_buf *lua, char *err,
+                     size_t errn) {
+    size_t pos = 0;
+    int line = 1;
+    while (pos < len) {
+        size_t end = pos;
+        while (end < len && text[end] != '\n') end++;
+        const char *s = text + pos;
+        size_t n = end - pos;
+        size_t i = 0;
+        while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
+        if (i < n && s[i] == '%') {
+            if (nj_buf_append(lua, s + i + 1, n - i - 1)) goto oom;
+        } else {
+            if (nj_buf_puts(lua, "__emit(")) goto oom;
+            size_t j = 0, lit = 0;
+            int first = 1;
+            while (j < n) {
+                if (s[j] == '$' && j + 1 < n && s[j + 1] == '{') {
+                    size_t k = j + 2;
+                    int depth = 1;
+                    while (k < n && depth) {
+                        if (s[k] == '{') depth++;
+                        else if (s[k] == '}') depth--;
+                        if (depth) k++;
+                    }
+                    if (depth) {
+                        snprintf(err, errn, "templates/%s:%d: unterminated ${", name, line);
+                        return -1;
+                    }
+                    if (!first && nj_buf_puts(lua, ",")) goto oom;
+                    if (put_lua_string(lua, s + lit, j - lit)) goto oom;
+                    if (nj_buf_puts(lua, ",__str(") || nj_buf_append(lua, s + j + 2, k - j - 2) ||
+                        nj_buf_puts(lua, ")"))
+                        goto oom;
+                    first = 0;
+                    j = k + 1;
+                    lit = j;
+                } else {
+                    j++;
+                }
+            }
+            if (!first && nj_buf_puts(lua, ",")) goto oom;
+            if (put_lua_string(lua, s + lit, n - lit)) goto oom;
+            if (end < len && nj_buf_puts(lua, ",\"\\n\"")) goto oom;
+            if (nj_buf_puts(lua, ")")) goto oom;
+        }
+        if (nj_buf_puts(lua, "\n")) goto oom;
+        pos = end + 1;
+        line++;
+    }
+    return 0;
+oom:
+    snprintf(err, errn, "out of memory translating templates/%s", name);
+    return -1;
+}
+
+int tmpl_find(const char *name, const char **text, size_t *len, nj_buf *scratch) {
+    const char *dir = getenv("NVFP4JIT_TEMPLATE_DIR");
+    if (dir && *dir) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        if (nj_read_file(path, scratch) == 0) {
+            *text = scratch->data;
+            *len = scratch->len;
+            return 0;
+        }
+    }
+    for (size_t i = 0; i < tmpl_embedded_count; i++) {
+        if (strcmp(tmpl_embedded[i].name, name) == 0) {
+            *text = tmpl_embedded[i].text;
+            *len = tmpl_embedded[i].len;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static nj_buf *out_buf(lua_State *L) {
+    lua_getfield(L, LUA_REGISTRYINDEX, TMPL_OUT_KEY);
+    nj_buf *b = (nj_buf *)lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    return b;
+}
+
+static int l_emit(lua_State *L) {
+    nj_buf *b = out_buf(L);
+    int n = lua_gettop(L);
+    for (int i = 1; i <= n; i++) {
+        size_t len;
+        const char *s = luaL_tolstring(L, i, &len);
+        if (!b || nj_buf_append(b, s, len)) return luaL_error(L, "out of memory");
+        lua_pop(L, 1);
+    }
+    return 0;
+}
+
+static int l_str(lua_State *L) {
+    luaL_checkany(L, 1);
+    if (lua_isnil(L, 1)) return luaL_error(L, "substituted expression is nil");
+    if (lua_type(L, 1) == LUA_TNUMBER && lua_isinteger(L, 1)) {
+        lua_pushfstring(L, "%I", (LUAI_UACINT)lua_tointeger(L, 1));
+        return 1;
+    }
+    luaL_tolstring(L, 1, NULL);
+    return 1;
+}
+
+static int run_template(lua_State *L, const char *name, int depth);
+
+/* include("name"): render another template inline, in the same environment. */
+static int l_include(lua_State *L) {
+    const char *name = luaL_checkstring(L, 1);
+    if (strchr(name, '/') || strstr(name, "..") || !*name)
+        return luaL_error(L, "include: bad template name '%s'", name);
+    lua_getfield(L, LUA_REGISTRYINDEX, "nvfp4jit.depth");
+    int depth = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    if (depth >= TMPL_MAX_DEPTH) return luaL_error(L, "include: nesting deeper than %d", depth);
+    if (run_template(L, name, depth + 1) != LUA_OK) return lua_error(L);
+    return 0;
+}
+
+/* Load and run template `name` in the environment table at registry "nvfp4jit.env".
+ * On error leaves the message on the stack and returns the Lua status. */
+static int run_template(lua_State *L, const char *name, int depth) {
+    nj_buf scratch, lua;
+    nj_buf_init(&scratch);
+    nj_buf_init(&lua);
+    const char *text;
+    size_t len;
+    char err[512];
+    if (tmpl_find(name, &text, &len, &scratch)) {
+        nj_buf_free(&scratch);
+        lua_pushfstring(L, "template '%s' not found", name);
+        return LUA_ERRRUN;
+    }
+    if (translate(text, len, name, &lua, err, sizeof err)) {
+        nj_buf_free(&scratch);
+        nj_buf_free(&lua);
+        lua_pushstring(L, err);
+        return LUA_ERRSYNTAX;
+    }
+    nj_buf_free(&scratch);
+    char chunk[300];
+    snprintf(chunk, sizeof chunk, "@templates/%s", name);
+    int st = luaL_loadbufferx(L, lua.data ? lua.data : "", lua.len, chunk, "t");
+    nj_buf_free(&lua);
+    if (st != LUA_OK) return st;
+    lua_getfield(L, LUA_REGISTRYINDEX, "nvfp4jit.env");
+    if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1); /* _ENV is the chunk's first upvalue */
+    lua_pushinteger(L, depth);
+    lua_setfield(L, LUA_REGISTRYINDEX, "nvfp4jit.depth");
+    st = lua_pcall(L, 0, 0, 0);
+    lua_pushinteger(L, depth > 0 ? depth - 1 : 0);
+    lua_setfield(L, LUA_REGISTRYINDEX, "nvfp4jit.depth");
+    return st;
+}
+
+void *tmpl_state_new(void) {
+    lua_State *L = luaL_newstate();
+    if (!L) return NULL;
+    /* Only pure libraries: no io, os, debug, package. */
+    luaL_requiref(L, LUA_GNAME, luaopen_base, 1);
+    luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
+    luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 1);
+    luaL_requiref(L, LUA_MATHLIBNAME, luaopen_math, 1);
+    lua_pop(L, 4);
+    static const char *const banned[] = {"dofile", "loadfile", "load", "require",
+                                         "collectgarbage", "rawset", "rawget", "rawequal",
+                                         "setmetatable", "getmetatable", NULL};
+    for (int i = 0; banned[i]; i++) {
+        lua_pushnil(L);
+        lua_setglobal(L, banned[i]);
+    }
+    return L;
+}
+
+void tmpl_state_free(void *L) {
+    if (L) lua_close((lua_State *)L);
+}
+
+nvfp4jit_status tmpl_render(nvfp4jit_ctx *ctx, void *Lv, const char *name,
+                            const tmpl_param *params, int nparams, nj_buf *out) {
+    lua_State *L = (lua_State *)Lv;
+    NJ_RETURN_IF(ctx, !L || !name || !out, NVFP4JIT_ERR_INVALID_ARG, "tmpl_render: bad args");
+    int top = lua_gettop(L);
+    /* A fresh environment per render: parameters plus the safe globals (read through
+     * __index), so one render cannot leave state for the next. */
+    lua_newtable(L);
+    for (int i = 0; i < nparams; i++) {
+        if (params[i].is_string) lua_pushstring(L, params[i].sval ? params[i].sval : "");
+        else lua_pushinteger(L, (lua_Integer)params[i].ival);
+        lua_setfield(L, -2, params[i].name);
+    }
+    lua_pushcfunction(L, l_emit);
+    lua_setfield(L, -2, "emit");
+    lua_pushcfunction(L, l_emit);
+    lua_setfield(L, -2, "__emit");
+    lua_pushcfunction(L, l_str);
+    lua_setfield(L, -2, "__str");
+    lua_pushcfunction(L, l_include);
+    lua_setfield(L, -2, "include");
+    lua_newtable(L); /* metatable: fall back to the sandboxed globals */
+    lua_pushglobaltable(L);
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, "nvfp4jit.env");
+    lua_pushlightuserdata(L, out);
+    lua_setfield(L, LUA_REGISTRYINDEX, TMPL_OUT_KEY);
+
+    size_t start = out->len;
+    int st = run_template(L, name, 0);
+    nvfp4jit_status rs = NVFP4JIT_OK;
+    if (st != LUA_OK) {
+        const char *m = lua_tostring(L, -1);
+        rs = nj_fail(ctx, NVFP4JIT_ERR_TEMPLATE, "%s", m ? m : "template error (no message)");
+        out->len = start;
+        if (out->data) out->data[start] = '\0';
+    }
+    lua_pushnil(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, TMPL_OUT_KEY);
+    lua_pushnil(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, "nvfp4jit.env");
+    lua_settop(L, top);
+    return rs;
+}

@@ -1,0 +1,46 @@
+/* template.h - renders kernel templates in a sandboxed Lua state.
+ *
+ * Template syntax (a template reads as CUDA):
+ *   - a line whose first non-blank character is '%' is Lua code (the '%' is dropped);
+ *   - elsewhere ${expr} is replaced by tostring(expr) of a Lua expression;
+ *   - include("name") renders another template of the template directory inline, with the
+ *     same parameters; emit(str) appends text.
+ * Parameters are globals of the rendering environment (integers or strings). Each template
+ * line becomes exactly one line of the Lua chunk, whose name is "@templates/<name>", so a Lua
+ * error reports "templates/<name>:<line>: message". The state has no io, os, debug, package,
+ * require, load, loadfile or dofile. */
+#ifndef NJ_TEMPLATE_H
+#define NJ_TEMPLATE_H
+
+#include "common.h"
+
+typedef struct tmpl_param {
+    const char *name;
+    int is_string;
+    long long ival;
+    const char *sval;
+} tmpl_param;
+
+/* Create/destroy the sandboxed state. @return NULL when out of memory. */
+void *tmpl_state_new(void);
+void tmpl_state_free(void *L);
+
+/* Render template `name` with params into out (appended). On error returns
+ * NVFP4JIT_ERR_TEMPLATE and sets the message on ctx ("templates/x.cu:12: ..."). */
+nvfp4jit_status tmpl_render(nvfp4jit_ctx *ctx, void *L, const char *name,
+                            const tmpl_param *params, int nparams, nj_buf *out);
+
+/* Embedded template lookup (generated at build time). @return 0 and the text, -1 if
+ * unknown. $NVFP4JIT_TEMPLATE_DIR, when set, is searched first (for template developers). */
+int tmpl_find(const char *name, const char **text, size_t *len, nj_buf *scratch);
+
+/* The embedded template table. */
+typedef struct tmpl_file {
+    const char *name;
+    const char *text;
+    size_t len;
+} tmpl_file;
+extern const tmpl_file tmpl_embedded[];
+extern const size_t tmpl_embedded_count;
+
+#endif

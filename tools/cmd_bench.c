@@ -1,0 +1,569 @@
+/* cmd_bench.c - `nvfp4jit bench`: time the chosen variant and, in the same run, cuBLAS on the
+ * same products with operands dequantised beforehand to fp16 and to bf16.
+ *
+ * NOTE: cuBLAS is dlopen'ed here (the path CMake found as CUBLAS_LIB, then the soname)
+ * rather than linked: linking libcublas (+ libcublasLt, ~600 MB) costs ~70 ms at every start
+ * of the command, which alone would break the "a cache hit takes milliseconds" promise of
+ * `nvfp4jit compile`. Only bench pays for it. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "reference.h"
+
+#ifdef NVFP4JIT_HAVE_CUBLAS
+#include <cublas_v2.h>
+#endif
+
+#define BENCH_STR2(x) #x
+#define BENCH_STR(x) BENCH_STR2(x)
+#define PEAK_TFLOPS 749.0              /* cuBLAS fp16 8192^3 on the H200 (DESIGN.md) */
+#define FLUSH_BYTES (256u << 20)       /* > the 60 MB L2 of H100/H200 (and B200's 126 MB) */
+
+
+/* ---- cuBLAS, loaded at run time ------------------------------------------------------------ */
+#ifdef NVFP4JIT_HAVE_CUBLAS
+typedef struct cublas_dl {
+    void *lib;
+    __typeof__(cublasCreate_v2) *create;
+    __typeof__(cublasDestroy_v2) *destroy;
+    __typeof__(cublasSetStream_v2) *set_stream;
+    __typeof__(cublasGemmEx) *gemm_ex;
+    __typeof__(cublasGemmGroupedBatchedEx) *grouped; /* NULL before cuBLAS 12.5 */
+    __typeof__(cublasGetStatusString) *status_string;
+    cublasHandle_t h;
+} cublas_dl;
+
+static void *sym(void *lib, const char *name) { return dlsym(lib, name); }
+#define LOAD(field, name)                                                                     \
+    do {                                                                                      \
+        void *p_ = sym(cb->lib, name);                                                        \
+        memcpy(&cb->field, &p_, sizeof p_);                                                   \
+    } while (0)
+
+static int cublas_open(cublas_dl *cb, char *err, size_t n) {
+    memset(cb, 0, sizeof *cb);
+    const char *names[] = {
+#ifdef NVFP4JIT_CUBLAS_LIB
+        NVFP4JIT_CUBLAS_LIB,
+#endif
+        "libcublas.so." BENCH_STR(CUBLAS_VER_MAJOR), "libcublas.so"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !cb->lib; i++)
+        cb->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!cb->lib) {
+        snprintf(err, n, "cannot load cuBLAS: %s", dlerror());
+        return -1;
+    }
+    LOAD(create, "cublasCreate_v2");
+    LOAD(destroy, "cublasDestroy_v2");
+    LOAD(set_stream, "cublasSetStream_v2");
+    LOAD(gemm_ex, "cublasGemmEx");
+    LOAD(grouped, "cublasGemmGroupedBatchedEx");
+    LOAD(status_string, "cublasGetStatusString");
+    if (!cb->create || !cb->destroy || !cb->set_stream || !cb->gemm_ex) {
+        snprintf(err, n, "cuBLAS lacks cublasCreate_v2/cublasSetStream_v2/cublasGemmEx");
+        dlclose(cb->lib);
+        cb->lib = NULL;
+        return -1;
+    }
+    cublasStatus_t s = cb->create(&cb->h);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        snprintf(err, n, "cublasCreate failed: %s",
+                 cb->status_string ? cb->status_string(s) : "?");
+        dlclose(cb->lib);
+        cb->lib = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static void cublas_close(cublas_dl *cb) {
+    if (cb->h) cb->destroy(cb->h);
+    /* NOTE: libcublas is not dlclose'd: its cudart keeps process-wide state and atexit
+     * handlers that would run after the unmapping. */
+    cb->h = NULL;
+}
+
+static const char *cb_status(const cublas_dl *cb, cublasStatus_t s) {
+    return cb->status_string ? cb->status_string(s) : "cuBLAS error";
+}
+#endif /* NVFP4JIT_HAVE_CUBLAS */
+
+/* ---- one row of results ------------------------------------------------------------------ */
+typedef struct bench_row {
+    char impl[96];
+    double us; /* < 0: not available */
+    char note[256];
+} bench_row;
+
+typedef struct run_ctx {
+    const char *cmd;
+    nvfp4jit_plan *plan;
+    tool_data *data;
+    tool_dev *dev;
+} run_ctx;
+
+static int run_nvfp4(void *u) {
+    run_ctx *rc = u;
+    nvfp4jit_status s = nvfp4jit_plan_run(rc->plan, rc->data->g, rc->data->n, rc->dev->stream);
+    if (s != NVFP4JIT_OK) return tool_lib_fail(rc->cmd, rc->dev->ctx, s, "nvfp4jit_plan_run");
+    return 0;
+}
+
+#ifdef NVFP4JIT_HAVE_CUBLAS
+/* Dequantised operands of the non-empty groups, on the device. */
+typedef struct dq_set {
+    int count; /* non-empty groups */
+    int *m, *n, *k;
+    CUdeviceptr *a, *b, *c;   /* our A [M,K], B [N,K], C [M,N], all row-major */
+    CUdeviceptr parr;         /* device pointer arrays for the grouped call: B, A, C */
+    cublasOperation_t *ta, *tb; /* host arrays of the grouped call */
+    float *alpha, *beta;
+    int *gs;
+    cudaDataType_t type;
+    const char *cmd;
+    const cublas_dl *cb;
+    tool_dev *dev;
+    int grouped_failed;
+    char why[200];
+} dq_set;
+
+static void dq_free(dq_set *q) {
+    for (int i = 0; i < q->count; i++) {
+        if (q->a && q->a[i]) q->dev->api->cuMemFree(q->a[i]);
+        if (q->b && q->b[i]) q->dev->api->cuMemFree(q->b[i]);
+        if (q->c && q->c[i]) q->dev->api->cuMemFree(q->c[i]);
+    }
+    if (q->parr) q->dev->api->cuMemFree(q->parr);
+    free(q->m);
+    free(q->n);
+    free(q->k);
+    free(q->a);
+    free(q->b);
+    free(q->c);
+    free(q->ta);
+    free(q->tb);
+    free(q->alpha);
+    free(q->beta);
+    free(q->gs);
+    q->ta = q->tb = NULL;
+    q->alpha = q->beta = NULL;
+    q->gs = NULL;
+    q->count = 0;
+    q->m = q->n = q->k = NULL;
+    q->a = q->b = q->c = NULL;
+    q->parr = 0;
+}
+
+static int dq_alloc(dq_set *q, size_t bytes, CUdeviceptr *p) {
+    CUresult r = q->dev->api->cuMemAlloc(p, bytes ? bytes : 16);
+    if (r != CUDA_SUCCESS) return tool_cu_fail(q->cmd, q->dev, r, "cuMemAlloc (cuBLAS operands)");
+    return 0;
+}
+
+static int dq_create(dq_set *q, const tool_data *d, int bf16) {
+    const drv_api *api = q->dev->api;
+    int n = 0;
+    for (size_t i = 0; i < d->n; i++) n += d->g[i].m > 0;
+    q->m = calloc((size_t)n + 1, sizeof *q->m);
+    q->n = calloc((size_t)n + 1, sizeof *q->n);
+    q->k = calloc((size_t)n + 1, sizeof *q->k);
+    q->a = calloc((size_t)n + 1, sizeof *q->a);
+    q->b = calloc((size_t)n + 1, sizeof *q->b);
+    q->c = calloc((size_t)n + 1, sizeof *q->c);
+    q->ta = calloc((size_t)n + 1, sizeof *q->ta);
+    q->tb = calloc((size_t)n + 1, sizeof *q->tb);
+    q->alpha = calloc((size_t)n + 1, sizeof *q->alpha);
+    q->beta = calloc((size_t)n + 1, sizeof *q->beta);
+    q->gs = calloc((size_t)n + 1, sizeof *q->gs);
+    q->count = n;
+    q->type = bf16 ? CUDA_R_16BF : CUDA_R_16F;
+    if (!q->m || !q->n || !q->k || !q->a || !q->b || !q->c || !q->ta || !q->tb || !q->alpha ||
+        !q->beta || !q->gs)
+        return tool_fail(q->cmd, "out of host memory");
+    for (int i = 0; i < n; i++) {
+        q->ta[i] = CUBLAS_OP_T;
+        q->tb[i] = CUBLAS_OP_N;
+        q->alpha[i] = 1.0f;
+        q->beta[i] = 0.0f;
+        q->gs[i] = 1; /* one problem per cuBLAS group: every group has its own shape */
+    }
+    size_t max_elems = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        const nvfp4jit_group *g = &d->g[i];
+        if (g->m == 0) continue;
+        size_t e = (size_t)((g->m > g->n ? g->m : g->n) * g->k);
+        if (e > max_elems) max_elems = e;
+    }
+    uint16_t *host = malloc(max_elems * 2 + 16);
+    if (!host) return tool_fail(q->cmd, "out of host memory");
+    int threads = tool_nthreads(), j = 0, rc = 0;
+    CUresult r;
+    for (size_t i = 0; i < d->n && !rc; i++) {
+        const nvfp4jit_group *g = &d->g[i];
+        if (g->m == 0) continue; /* cuBLAS gets only the non-empty groups */
+        q->m[j] = (int)g->m;
+        q->n[j] = (int)g->n;
+        q->k[j] = (int)g->k;
+        if ((rc = dq_alloc(q, (size_t)(g->m * g->k * 2), &q->a[j])) ||
+            (rc = dq_alloc(q, (size_t)(g->n * g->k * 2), &q->b[j])) ||
+            (rc = dq_alloc(q, (size_t)(g->m * g->n * 2), &q->c[j])))
+            break;
+        tool_dequant(d->a[i], d->sfa[i], g->m, g->k, bf16, host, threads);
+        if ((r = api->cuMemcpyHtoD(q->a[j], host, (size_t)(g->m * g->k * 2)))) {
+            rc = tool_cu_fail(q->cmd, q->dev, r, "cuMemcpyHtoD");
+            break;
+        }
+        tool_dequant(d->b[i], d->sfb[i], g->n, g->k, bf16, host, threads);
+        if ((r = api->cuMemcpyHtoD(q->b[j], host, (size_t)(g->n * g->k * 2)))) {
+            rc = tool_cu_fail(q->cmd, q->dev, r, "cuMemcpyHtoD");
+            break;
+        }
+        j++;
+    }
+    free(host);
+    if (rc) return rc;
+    /* pointer arrays of the grouped call live in device memory: cuBLAS's A = our B */
+    if (n > 0) {
+        uint64_t *pa = malloc(3 * (size_t)n * sizeof *pa);
+        if (!pa) return tool_fail(q->cmd, "out of host memory");
+        for (int i = 0; i < n; i++) {
+            pa[i] = q->b[i];
+            pa[n + i] = q->a[i];
+            pa[2 * n + i] = q->c[i];
+        }
+        rc = dq_alloc(q, 3 * (size_t)n * sizeof *pa, &q->parr);
+        if (!rc && (r = api->cuMemcpyHtoD(q->parr, pa, 3 * (size_t)n * sizeof *pa)))
+            rc = tool_cu_fail(q->cmd, q->dev, r, "cuMemcpyHtoD (pointer arrays)");
+        free(pa);
+    }
+    return rc;
+}
+
+/* Row-major C[M,N] = A[M,K] * B[N,K]^T is column-major C^T[N,M] = B * A^T:
+ * cublasGemmEx(OP_T, OP_N, n, m, k, B, ldb=k, A, lda=k, C, ldc=n), fp32 compute. */
+static int run_loop(void *u) {
+    dq_set *q = u;
+    const float alpha = 1.0f, beta = 0.0f;
+    for (int i = 0; i < q->count; i++) {
+        cublasStatus_t s = q->cb->gemm_ex(
+            q->cb->h, CUBLAS_OP_T, CUBLAS_OP_N, q->n[i], q->m[i], q->k[i], &alpha,
+            (const void *)(uintptr_t)q->b[i], q->type, q->k[i], (const void *)(uintptr_t)q->a[i],
+            q->type, q->k[i], &beta, (void *)(uintptr_t)q->c[i], q->type, q->n[i],
+            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        if (s != CUBLAS_STATUS_SUCCESS)
+            return tool_fail(q->cmd, "cublasGemmEx (group %d): %s", i, cb_status(q->cb, s));
+    }
+    return 0;
+}
+
+static int run_grouped(void *u) {
+    dq_set *q = u;
+    int n = q->count;
+    const void *const *parr = (const void *const *)(uintptr_t)q->parr;
+    cublasStatus_t s = q->cb->grouped(q->cb->h, q->ta, q->tb, q->n, q->m, q->k, q->alpha, parr,
+                                      q->type, q->k, parr + n, q->type, q->k, q->beta,
+                                      (void *const *)(parr + 2 * n), q->type, q->n, n, q->gs,
+                                      CUBLAS_COMPUTE_32F);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        snprintf(q->why, sizeof q->why, "cublasGemmGroupedBatchedEx: %s", cb_status(q->cb, s));
+        q->grouped_failed = 1;
+        return 1; /* reported by the caller as "not available" */
+    }
+    return 0;
+}
+
+/* Compare cuBLAS's C of the first non-empty group with nvfp4jit's (both approximate the same
+ * exact product), to catch a wrong argument mapping. @return rel_l2, or -1. */
+static double cross_check(const dq_set *q, const tool_data *d) {
+    for (size_t i = 0; i < d->n; i++) {
+        const nvfp4jit_group *g = &d->g[i];
+        if (g->m == 0) continue;
+        size_t cnt = (size_t)(g->m * g->n);
+        uint16_t *x = malloc(cnt * 2), *y = malloc(cnt * 2);
+        double res = -1;
+        if (x && y && q->dev->api->cuMemcpyDtoH(x, q->c[0], cnt * 2) == CUDA_SUCCESS &&
+            q->dev->api->cuMemcpyDtoH(y, (CUdeviceptr)g->c, cnt * 2) == CUDA_SUCCESS) {
+            double num = 0, den = 0;
+            for (size_t e = 0; e < cnt; e++) {
+                double b = ref_f16_to_double(y[e]), a;
+                if (q->type == CUDA_R_16BF) {
+                    uint32_t u = (uint32_t)x[e] << 16;
+                    float f;
+                    memcpy(&f, &u, 4);
+                    a = f;
+                } else {
+                    a = ref_f16_to_double(x[e]);
+                }
+                num += (a - b) * (a - b);
+                den += b * b;
+            }
+            res = den > 0 ? sqrt(num / den) : sqrt(num);
+        }
+        free(x);
+        free(y);
+        return res;
+    }
+    return -1;
+}
+#endif /* NVFP4JIT_HAVE_CUBLAS */
+
+/* ---- printing ------------------------------------------------------------------------------ */
+static void print_row(FILE *csv, const char *set, const bench_row *r, double flops,
+                      double best_cublas) {
+    if (r->us < 0) {
+        printf("  %-36s %10s  %s\n", r->impl, "n/a", r->note);
+        if (csv) fprintf(csv, "%s,%s,,,,,\"%s\"\n", set, r->impl, r->note);
+        return;
+    }
+    double tf = flops / (r->us * 1e-6) / 1e12;
+    double sp = best_cublas > 0 ? best_cublas / r->us : 0;
+    printf("  %-36s %10.2f %9.1f %7.1f%%", r->impl, r->us, tf, 100.0 * tf / PEAK_TFLOPS);
+    if (sp > 0) printf(" %8.2fx", sp);
+    else printf(" %9s", "-");
+    if (r->note[0]) printf("  %s", r->note);
+    printf("\n");
+    if (csv) {
+        fprintf(csv, "%s,%s,%.3f,%.2f,%.2f,", set, r->impl, r->us, tf, 100.0 * tf / PEAK_TFLOPS);
+        if (sp > 0) fprintf(csv, "%.3f", sp);
+        fprintf(csv, ",\"%s\"\n", r->note);
+    }
+}
+
+int cmd_bench(int argc, char **argv) {
+    static const tool_usage u = {
+        "bench", "[--problems FILE --set NAME | --groups MxNxK,...] [--csv FILE] [--iters N]",
+        "Needs a GPU. For each problem set: time the chosen variant (CUDA events around each\n"
+        "launch, warm-up first, median of --iters; a 256 MiB buffer is overwritten between\n"
+        "launches, outside the events, so each launch starts with a cold L2), and in the same\n"
+        "run cuBLAS on the same products with the operands dequantised beforehand (on the\n"
+        "CPU, exactly) to fp16 and to bf16: cublasGemmGroupedBatchedEx and a loop of\n"
+        "cublasGemmEx, fp32 compute, the same flushing; groups with M = 0 are left out for\n"
+        "cuBLAS. Prints us, TFLOP/s (2*sum(M*N*K)), % of the 749 TFLOP/s fp16 peak and the\n"
+        "speed-up over the best cuBLAS; --csv writes the same rows."};
+    tool_prob_opts po = {0};
+    const char *csv_path = NULL, *variant_s = NULL;
+    int iters = 30, seed = 1;
+    const tool_opt opts[] = {
+        TOOL_PROB_OPTS(po),
+        {"csv", OPT_STRING, &csv_path, "FILE", "also write the rows as CSV", 0, 0},
+        {"iters", OPT_INT, &iters, "N", "timed launches per implementation (default 30)", 20,
+         100000},
+        {"variant", OPT_STRING, &variant_s, "V", "force a variant instead of the heuristic",
+         0, 0},
+        {"seed", OPT_INT, &seed, "N", "random data seed (default 1)", 0, 2147483647},
+        {NULL, OPT_FLAG, NULL, NULL, NULL, 0, 0},
+    };
+    int r = tool_parse(&u, opts, argc, argv, NULL, 0, NULL);
+    if (r >= 0) return r;
+    nvfp4jit_variant force;
+    if (variant_s && nvfp4jit_variant_parse(variant_s, &force) != NVFP4JIT_OK)
+        return tool_bad_usage(u.cmd, "--variant '%s': expected e.g. sm90a:128x128x64:s3",
+                              variant_s);
+    prob_set *sets = NULL;
+    size_t nsets = 0;
+    if ((r = tool_load_sets(u.cmd, &po, &sets, &nsets))) return r;
+    nvfp4jit_ctx *ctx = tool_ctx(u.cmd);
+    if (!ctx) {
+        tool_sets_free(sets, nsets);
+        return 1;
+    }
+    int rc = 0;
+    FILE *csv = NULL;
+    tool_dev dev;
+    memset(&dev, 0, sizeof dev);
+    int dev_open = 0;
+    CUdeviceptr flush = 0;
+#ifdef NVFP4JIT_HAVE_CUBLAS
+    cublas_dl cb;
+    memset(&cb, 0, sizeof cb);
+    char cb_err[512] = "";
+    int have_cb = 0;
+#endif
+    double log_ours = 0, log_best = 0;
+    int n_geo = 0;
+
+    char why[512] = "";
+    int cc = tool_device_cc(ctx, why, sizeof why);
+    nvfp4jit_arch arch;
+    if (!cc) {
+        rc = tool_fail(u.cmd, "needs a CUDA device (%s)", why);
+        goto done;
+    }
+    if (tool_arch_for_cc(cc, &arch)) {
+        rc = tool_fail(u.cmd, "the CUDA device is sm_%d; kernels exist for sm_90a and sm_100a",
+                       cc);
+        goto done;
+    }
+    if (variant_s && force.arch != arch) {
+        rc = tool_bad_usage(u.cmd, "--variant %s does not run on this %s GPU", variant_s,
+                            tool_arch_name(arch));
+        goto done;
+    }
+    if (tool_dev_open(u.cmd, ctx, &dev)) {
+        rc = 1;
+        goto done;
+    }
+    dev_open = 1;
+    CUresult cr = dev.api->cuMemAlloc(&flush, FLUSH_BYTES);
+    if (cr != CUDA_SUCCESS) {
+        rc = tool_cu_fail(u.cmd, &dev, cr, "cuMemAlloc (256 MiB L2 flush buffer)");
+        goto done;
+    }
+#ifdef NVFP4JIT_HAVE_CUBLAS
+    if (cublas_open(&cb, cb_err, sizeof cb_err) == 0) {
+        have_cb = 1;
+        cublasStatus_t s = cb.set_stream(cb.h, (cudaStream_t)dev.stream);
+        if (s != CUBLAS_STATUS_SUCCESS) {
+            snprintf(cb_err, sizeof cb_err, "cublasSetStream: %s", cb_status(&cb, s));
+            have_cb = 0;
+        }
+    }
+    if (!have_cb) fprintf(stderr, "nvfp4jit bench: warning: %s; cuBLAS rows left out\n", cb_err);
+#else
+    fprintf(stderr, "nvfp4jit bench: warning: built without cuBLAS; cuBLAS rows left out\n");
+#endif
+    if (csv_path) {
+        csv = fopen(csv_path, "w");
+        if (!csv) {
+            rc = tool_fail(u.cmd, "cannot write %s", csv_path);
+            goto done;
+        }
+        fprintf(csv, "set,impl,us,tflops,pct_of_749,speedup_vs_best_cublas,note\n");
+    }
+    printf("%s, %d timed launches each after warm-up, L2 flushed between launches\n",
+           tool_arch_name(arch), iters);
+    for (size_t si = 0; si < nsets && !rc; si++) {
+        const prob_set *set = &sets[si];
+        double flops = tool_set_flops(set);
+        printf("\n== %s: %zu groups, %.3f GFLOP\n", set->name, set->count, flops * 1e-9);
+        nvfp4jit_group *g = tool_groups_from_set(set);
+        if (!g) {
+            rc = tool_fail(u.cmd, "out of host memory");
+            break;
+        }
+        nvfp4jit_plan *plan = NULL;
+        nvfp4jit_status s =
+            nvfp4jit_plan_create(ctx, arch, g, set->count, variant_s ? &force : NULL, &plan);
+        free(g);
+        if (s != NVFP4JIT_OK) {
+            char what[256];
+            snprintf(what, sizeof what, "cannot plan set '%s'", set->name);
+            rc = tool_lib_fail(u.cmd, ctx, s, what);
+            break;
+        }
+        tool_print_plan(plan, 2);
+        tool_data data;
+        if (tool_data_create(u.cmd, &dev, set, (uint64_t)seed + si, &data)) {
+            nvfp4jit_plan_destroy(plan);
+            rc = 1;
+            break;
+        }
+        bench_row rows[5];
+        int nrows = 0;
+        memset(rows, 0, sizeof rows);
+        run_ctx rx = {u.cmd, plan, &data, &dev};
+        bench_row *ours = &rows[nrows++];
+        snprintf(ours->impl, sizeof ours->impl, "nvfp4jit %s",
+                 tool_variant_str(nvfp4jit_plan_variant(plan, NULL)));
+        double mn;
+        if (tool_time(u.cmd, &dev, run_nvfp4, &rx, 3, iters, flush, FLUSH_BYTES, &ours->us, &mn)) {
+            rc = 1;
+        }
+        double best = -1;
+#ifdef NVFP4JIT_HAVE_CUBLAS
+        for (int bf16 = 0; bf16 < 2 && have_cb && !rc; bf16++) {
+            dq_set q;
+            memset(&q, 0, sizeof q);
+            q.cmd = u.cmd;
+            q.cb = &cb;
+            q.dev = &dev;
+            const char *tn = bf16 ? "bf16" : "fp16";
+            bench_row *rg = &rows[nrows++], *rl = &rows[nrows++];
+            snprintf(rg->impl, sizeof rg->impl, "cuBLAS %s grouped", tn);
+            snprintf(rl->impl, sizeof rl->impl, "cuBLAS %s loop of GemmEx", tn);
+            if (dq_create(&q, &data, bf16)) {
+                dq_free(&q);
+                rc = 1;
+                break;
+            }
+            if (q.count == 0) {
+                rg->us = rl->us = -1;
+                snprintf(rg->note, sizeof rg->note, "every group has M = 0");
+                snprintf(rl->note, sizeof rl->note, "every group has M = 0");
+                dq_free(&q);
+                continue;
+            }
+            if (!cb.grouped) {
+                rg->us = -1;
+                snprintf(rg->note, sizeof rg->note, "cublasGemmGroupedBatchedEx not in this cuBLAS");
+            } else if (tool_time(u.cmd, &dev, run_grouped, &q, 3, iters, flush, FLUSH_BYTES,
+                                 &rg->us, &mn)) {
+                if (!q.grouped_failed) {
+                    dq_free(&q);
+                    rc = 1;
+                    break;
+                }
+                rg->us = -1;
+                snprintf(rg->note, sizeof rg->note, "%s", q.why);
+            } else {
+                double e = cross_check(&q, &data);
+                if (e < 0 || e > 2e-2)
+                    snprintf(rg->note, sizeof rg->note,
+                             "WARNING: C differs from nvfp4jit's (rel_l2 %.3g)", e);
+            }
+            if (tool_time(u.cmd, &dev, run_loop, &q, 3, iters, flush, FLUSH_BYTES, &rl->us,
+                          &mn)) {
+                dq_free(&q);
+                rc = 1;
+                break;
+            }
+            double e = cross_check(&q, &data);
+            if (e < 0 || e > 2e-2)
+                snprintf(rl->note, sizeof rl->note,
+                         "WARNING: C differs from nvfp4jit's (rel_l2 %.3g)", e);
+            if (rg->us > 0 && (best < 0 || rg->us < best)) best = rg->us;
+            if (rl->us > 0 && (best < 0 || rl->us < best)) best = rl->us;
+            dq_free(&q);
+        }
+#endif
+        if (!rc) {
+            printf("  %-36s %10s %9s %8s %9s\n", "implementation", "us", "TFLOP/s", "%peak",
+                   "vs best");
+            for (int i = 0; i < nrows; i++) print_row(csv, set->name, &rows[i], flops, best);
+            if (ours->us > 0 && best > 0) {
+                log_ours += log(ours->us);
+                log_best += log(best);
+                n_geo++;
+            }
+        }
+        dev.api->cuStreamSynchronize(dev.stream);
+        tool_data_free(&dev, &data);
+        nvfp4jit_plan_destroy(plan);
+        fflush(stdout);
+    }
+    if (!rc && n_geo > 1) {
+        double go = exp(log_ours / n_geo), gb = exp(log_best / n_geo);
+        printf("\ngeomean over %d sets: nvfp4jit %.2f us, best cuBLAS %.2f us, %.2fx\n", n_geo,
+               go, gb, gb / go);
+        if (csv) fprintf(csv, "geomean,nvfp4jit,%.3f,,,%.3f,\"best cuBLAS %.3f us\"\n", go,
+                         gb / go, gb);
+    }
+done:
+    if (csv && fclose(csv) != 0 && !rc) rc = tool_fail(u.cmd, "error writing %s", csv_path);
+#ifdef NVFP4JIT_HAVE_CUBLAS
+    if (have_cb || cb.h) cublas_close(&cb);
+#endif
+    if (flush) dev.api->cuMemFree(flush);
+    if (dev_open) tool_dev_close(&dev);
+    nvfp4jit_ctx_destroy(ctx);
+    tool_sets_free(sets, nsets);
+    return rc;
+}

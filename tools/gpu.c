@@ -1,0 +1,356 @@
+/* gpu.c - device, test data, timing and dequantisation helpers of the tool. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "reference.h"
+
+/* ---- device ---------------------------------------------------------------------------------- */
+int tool_device_cc(nvfp4jit_ctx *ctx, char *why, size_t why_n) {
+    int cc = 0;
+    nvfp4jit_status s = nvfp4jit_device_arch(ctx, &cc);
+    if (s != NVFP4JIT_OK) {
+        const char *d = nvfp4jit_last_error(ctx);
+        snprintf(why, why_n, "%s%s%s", nvfp4jit_status_string(s), d && *d ? ": " : "",
+                 d ? d : "");
+        return 0;
+    }
+    return cc;
+}
+
+int tool_arch_for_cc(int cc, nvfp4jit_arch *arch) {
+    /* NOTE: an "a" target runs only on exactly that capability (sm_90a on 9.0, sm_100a on
+     * 10.0); there is no forward compatibility for arch-specific features. */
+    if (cc == 90) { *arch = NVFP4JIT_ARCH_SM90A; return 0; }
+    if (cc == 100) { *arch = NVFP4JIT_ARCH_SM100A; return 0; }
+    return -1;
+}
+
+int tool_cu_fail(const char *cmd, const tool_dev *d, CUresult r, const char *what) {
+    const char *name = "CUDA_ERROR_UNKNOWN", *str = "";
+    if (d && d->api) {
+        d->api->cuGetErrorName(r, &name);
+        d->api->cuGetErrorString(r, &str);
+    }
+    return tool_fail(cmd, "%s: %s (%s)", what, name ? name : "?", str ? str : "");
+}
+
+int tool_dev_open(const char *cmd, nvfp4jit_ctx *ctx, tool_dev *d) {
+    memset(d, 0, sizeof *d);
+    d->ctx = ctx;
+    nvfp4jit_status st = NVFP4JIT_OK;
+    d->api = drv_get(ctx, &st);
+    if (!d->api) return tool_lib_fail(cmd, ctx, st, "cannot use the CUDA driver");
+    CUresult r = d->api->cuStreamCreate(&d->stream, CU_STREAM_NON_BLOCKING);
+    if (r != CUDA_SUCCESS) return tool_cu_fail(cmd, d, r, "cuStreamCreate");
+    char why[256];
+    d->cc = tool_device_cc(ctx, why, sizeof why);
+    return 0;
+}
+
+void tool_dev_close(tool_dev *d) {
+    if (d->api && d->stream) {
+        d->api->cuStreamSynchronize(d->stream);
+        d->api->cuStreamDestroy(d->stream);
+    }
+    d->stream = NULL;
+}
+
+/* ---- decode tables --------------------------------------------------------------------------- */
+static double e2m1_v[16];
+static double e4m3_v[256];
+static uint16_t f16_tab[256][16];  /* [scale byte][code] -> fp16 bits of code * scale */
+static uint16_t bf16_tab[256][16]; /* the same in bf16 */
+static pthread_once_t tab_once = PTHREAD_ONCE_INIT;
+
+static uint16_t bf16_from_float(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0; /* NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);                     /* round to nearest even */
+    return (uint16_t)(u >> 16);
+}
+
+static void build_tables(void) {
+    for (unsigned c = 0; c < 16; c++) e2m1_v[c] = ref_e2m1(c);
+    for (unsigned s = 0; s < 256; s++) {
+        e4m3_v[s] = ref_e4m3(s);
+        for (unsigned c = 0; c < 16; c++) {
+            double v = e2m1_v[c] * e4m3_v[s];
+            f16_tab[s][c] = ref_f16_from_double(v);
+            bf16_tab[s][c] = bf16_from_float((float)v);
+        }
+    }
+}
+
+static void tables(void) { pthread_once(&tab_once, build_tables); }
+
+/* ---- the scale cap of the random test data --------------------------------------------------
+ * Why a cap at all: an e2m1 value (up to 6) times an e4m3 scale (up to 448) reaches 2688, and
+ * one product of two such values (7.2e6) is already far outside fp16 (65504), so data that
+ * spans the whole scale range on both operands has no representable answer. We keep the
+ * whole e2m1 range (all 16 codes, uniformly) and scales from the subnormals (2^-9) up to a
+ * cap 2^max_exp * 1.875 chosen per K from what the generator actually produces:
+ *   t = E[(a*sa)^2] (measured on a sample drawn by ref_fill_packed/ref_fill_scales) is the
+ *   rms of one product a*sa*b*sb; a K-long dot product then has rms sqrt(K)*t, and fp32
+ *   accumulation of it (rounding at every add, partial sums ~ sqrt(k)*t) has an error of
+ *   rms about 2e-8 * K * t. The check needs |err| <= 1e-3 + 1e-3*|ref| also for outputs near
+ *   0, so we require K * t <= 2000: error rms <= 4e-5, i.e. 1e-3 is more than 20 sigma, and
+ *   outputs stay below ~2000/sqrt(K) * 10 << 65504.
+ * For K = 7168 this gives scales up to about 2^-2; for K = 64 up to about 2^2 (depending on
+ * how ref_fill_scales spreads exponents). The largest cap that meets the bound is used, so
+ * small K get the widest scale range the fp16 output allows. */
+#define SCALE_BUDGET 2000.0
+
+static double sample_mean_sq(int max_exp, int64_t k) {
+    const int64_t rows = 64;
+    uint8_t *p = malloc((size_t)(rows * k / 2));
+    uint8_t *sf = malloc(ref_sf_bytes(rows, k));
+    if (!p || !sf) {
+        free(p);
+        free(sf);
+        return INFINITY;
+    }
+    ref_rng r;
+    ref_rng_seed(&r, 0x5eed0000u + (uint64_t)(max_exp + 64));
+    ref_fill_packed(&r, p, rows, k);
+    ref_fill_scales(&r, sf, rows, k, max_exp);
+    double sum = 0;
+    for (int64_t row = 0; row < rows; row++) {
+        for (int64_t j = 0; j < k / 16; j++) {
+            double s = e4m3_v[sf[ref_sf_offset(row, j, k)]];
+            const uint8_t *q = p + row * (k / 2) + j * 8;
+            for (int b = 0; b < 8; b++) {
+                double lo = e2m1_v[q[b] & 15] * s, hi = e2m1_v[q[b] >> 4] * s;
+                sum += lo * lo + hi * hi;
+            }
+        }
+    }
+    free(p);
+    free(sf);
+    return sum / (double)(rows * k);
+}
+
+int tool_scale_max_exp(int64_t k) {
+    static struct { int64_t k; int e; } memo[64];
+    static int nmemo;
+    tables();
+    if (k < 16) k = 16;
+    k = (k + 15) / 16 * 16;
+    for (int i = 0; i < nmemo; i++)
+        if (memo[i].k == k) return memo[i].e;
+    int best = -9;
+    for (int e = 8; e >= -9; e--) {
+        double t = sample_mean_sq(e, k);
+        if (t * (double)k <= SCALE_BUDGET) {
+            best = e;
+            break;
+        }
+    }
+    if (nmemo < 64) {
+        memo[nmemo].k = k;
+        memo[nmemo].e = best;
+        nmemo++;
+    }
+    return best;
+}
+
+/* ---- data ------------------------------------------------------------------------------------ */
+void tool_data_free(tool_dev *d, tool_data *t) {
+    if (!t) return;
+    for (size_t i = 0; t->g && i < t->n; i++) {
+        uint64_t p[5] = {t->g[i].a, t->g[i].b, t->g[i].sfa, t->g[i].sfb, t->g[i].c};
+        for (int j = 0; j < 5; j++)
+            if (p[j] && d && d->api) d->api->cuMemFree((CUdeviceptr)p[j]);
+        if (t->a) free(t->a[i]);
+        if (t->b) free(t->b[i]);
+        if (t->sfa) free(t->sfa[i]);
+        if (t->sfb) free(t->sfb[i]);
+    }
+    free(t->g);
+    free(t->a);
+    free(t->b);
+    free(t->sfa);
+    free(t->sfb);
+    free(t->max_exp);
+    memset(t, 0, sizeof *t);
+}
+
+static int upload(const char *cmd, tool_dev *d, const void *host, size_t n, uint64_t *dev) {
+    CUdeviceptr p = 0;
+    CUresult r = d->api->cuMemAlloc(&p, n ? n : 16);
+    if (r != CUDA_SUCCESS) return tool_cu_fail(cmd, d, r, "cuMemAlloc");
+    *dev = (uint64_t)p;
+    if (host && n) {
+        r = d->api->cuMemcpyHtoD(p, host, n);
+        if (r != CUDA_SUCCESS) return tool_cu_fail(cmd, d, r, "cuMemcpyHtoD");
+    }
+    return 0;
+}
+
+int tool_data_create(const char *cmd, tool_dev *d, const prob_set *s, uint64_t seed,
+                     tool_data *t) {
+    memset(t, 0, sizeof *t);
+    tables();
+    size_t n = s->count;
+    t->n = n;
+    t->g = tool_groups_from_set(s);
+    t->a = calloc(n, sizeof *t->a);
+    t->b = calloc(n, sizeof *t->b);
+    t->sfa = calloc(n, sizeof *t->sfa);
+    t->sfb = calloc(n, sizeof *t->sfb);
+    t->max_exp = calloc(n, sizeof *t->max_exp);
+    if (!t->g || !t->a || !t->b || !t->sfa || !t->sfb || !t->max_exp) {
+        tool_data_free(d, t);
+        return tool_fail(cmd, "out of host memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        nvfp4jit_group *g = &t->g[i];
+        if (g->m == 0) continue; /* pointers of an empty group are not read */
+        size_t na = (size_t)(g->m * g->k / 2), nb = (size_t)(g->n * g->k / 2);
+        size_t nsa = ref_sf_bytes(g->m, g->k), nsb = ref_sf_bytes(g->n, g->k);
+        t->a[i] = malloc(na);
+        t->b[i] = malloc(nb);
+        t->sfa[i] = malloc(nsa);
+        t->sfb[i] = malloc(nsb);
+        if (!t->a[i] || !t->b[i] || !t->sfa[i] || !t->sfb[i]) {
+            tool_data_free(d, t);
+            return tool_fail(cmd, "out of host memory (group %zu)", i);
+        }
+        int e = tool_scale_max_exp(g->k);
+        t->max_exp[i] = e;
+        ref_rng r;
+        ref_rng_seed(&r, seed * 0x9E3779B97F4A7C15ull + i);
+        ref_fill_packed(&r, t->a[i], g->m, g->k);
+        ref_fill_scales(&r, t->sfa[i], g->m, g->k, e);
+        ref_fill_packed(&r, t->b[i], g->n, g->k);
+        ref_fill_scales(&r, t->sfb[i], g->n, g->k, e);
+        if (upload(cmd, d, t->a[i], na, &g->a) || upload(cmd, d, t->b[i], nb, &g->b) ||
+            upload(cmd, d, t->sfa[i], nsa, &g->sfa) || upload(cmd, d, t->sfb[i], nsb, &g->sfb) ||
+            upload(cmd, d, NULL, (size_t)(g->m * g->n * 2), &g->c)) {
+            tool_data_free(d, t);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- timing ---------------------------------------------------------------------------------- */
+int tool_time(const char *cmd, tool_dev *d, tool_work_fn fn, void *user, int warmup, int iters,
+              CUdeviceptr flush, size_t flush_bytes, double *median_us, double *min_us) {
+    const drv_api *api = d->api;
+    int rc = 0;
+    CUevent *ev = calloc((size_t)iters * 2, sizeof *ev);
+    double *us = calloc((size_t)iters, sizeof *us);
+    if (!ev || !us) {
+        free(ev);
+        free(us);
+        return tool_fail(cmd, "out of host memory");
+    }
+    CUresult r;
+    for (int i = 0; i < 2 * iters; i++) {
+        if ((r = api->cuEventCreate(&ev[i], CU_EVENT_DEFAULT)) != CUDA_SUCCESS) {
+            rc = tool_cu_fail(cmd, d, r, "cuEventCreate");
+            goto out;
+        }
+    }
+    for (int i = 0; i < warmup; i++) {
+        if (flush && (r = api->cuMemsetD8Async(flush, (unsigned char)i, flush_bytes, d->stream))) {
+            rc = tool_cu_fail(cmd, d, r, "cuMemsetD8Async (L2 flush)");
+            goto out;
+        }
+        if ((rc = fn(user))) goto out;
+    }
+    for (int i = 0; i < iters; i++) {
+        /* the flush sits outside the events: it is not part of the measured time */
+        if (flush && (r = api->cuMemsetD8Async(flush, (unsigned char)(i + 1), flush_bytes,
+                                               d->stream))) {
+            rc = tool_cu_fail(cmd, d, r, "cuMemsetD8Async (L2 flush)");
+            goto out;
+        }
+        if ((r = api->cuEventRecord(ev[2 * i], d->stream))) {
+            rc = tool_cu_fail(cmd, d, r, "cuEventRecord");
+            goto out;
+        }
+        if ((rc = fn(user))) goto out;
+        if ((r = api->cuEventRecord(ev[2 * i + 1], d->stream))) {
+            rc = tool_cu_fail(cmd, d, r, "cuEventRecord");
+            goto out;
+        }
+    }
+    if ((r = api->cuStreamSynchronize(d->stream))) {
+        rc = tool_cu_fail(cmd, d, r, "cuStreamSynchronize (a launch failed)");
+        goto out;
+    }
+    for (int i = 0; i < iters; i++) {
+        float ms = 0;
+        if ((r = api->cuEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]))) {
+            rc = tool_cu_fail(cmd, d, r, "cuEventElapsedTime");
+            goto out;
+        }
+        us[i] = (double)ms * 1e3;
+    }
+    *median_us = tool_median(us, iters); /* sorts */
+    if (min_us) *min_us = us[0];
+out:
+    if (rc) api->cuStreamSynchronize(d->stream);
+    for (int i = 0; i < 2 * iters; i++)
+        if (ev[i]) api->cuEventDestroy(ev[i]);
+    free(ev);
+    free(us);
+    return rc;
+}
+
+/* ---- dequantisation -------------------------------------------------------------------------- */
+typedef struct dq_job {
+    const uint8_t *packed, *sf;
+    int64_t r0, r1, k;
+    int bf16;
+    uint16_t *out;
+} dq_job;
+
+static void *dq_run(void *u) {
+    const dq_job *j = u;
+    const int64_t kb = j->k / 16;
+    for (int64_t r = j->r0; r < j->r1; r++) {
+        const uint8_t *row = j->packed + r * (j->k / 2);
+        uint16_t *o = j->out + r * j->k;
+        for (int64_t b = 0; b < kb; b++) {
+            const uint16_t *tab = j->bf16 ? bf16_tab[j->sf[ref_sf_offset(r, b, j->k)]]
+                                          : f16_tab[j->sf[ref_sf_offset(r, b, j->k)]];
+            const uint8_t *q = row + b * 8;
+            uint16_t *ob = o + b * 16;
+            for (int i = 0; i < 8; i++) {
+                ob[2 * i] = tab[q[i] & 15]; /* element 2j: low nibble */
+                ob[2 * i + 1] = tab[q[i] >> 4];
+            }
+        }
+    }
+    return NULL;
+}
+
+void tool_dequant(const uint8_t *packed, const uint8_t *sf, int64_t rows, int64_t k, int bf16,
+                  uint16_t *out, int threads) {
+    tables();
+    if (threads < 1) threads = 1;
+    if (threads > 64) threads = 64;
+    if ((int64_t)threads > rows) threads = rows > 0 ? (int)rows : 1;
+    dq_job jobs[64];
+    pthread_t tid[64];
+    int started[64] = {0};
+    for (int t = 0; t < threads; t++) {
+        jobs[t] = (dq_job){packed, sf, rows * t / threads, rows * (t + 1) / threads, k, bf16, out};
+        if (t > 0 && pthread_create(&tid[t], NULL, dq_run, &jobs[t]) == 0) started[t] = 1;
+    }
+    dq_run(&jobs[0]);
+    for (int t = 1; t < threads; t++) {
+        if (started[t]) pthread_join(tid[t], NULL);
+        else dq_run(&jobs[t]); /* could not start a thread: do its rows here */
+    }
+}
