@@ -74,3 +74,9 @@ int ref_compare(const uint16_t *out, const uint16_t *ref, int64_t count, double 
                 double rtol, double rel_l2, ref_check *res);
 
 #endif
+
+/* Sum over k of |a(m,k) * b(n,k)| in double, per element (row-major M x N): the scale of the
+ * rounding error any fp32-accumulating GEMM makes (tests allow a multiple of fp32's epsilon
+ * of it on top of the DESIGN.md tolerance, for outputs where large terms cancel). */
+void ref_gemm_abs(const uint8_t *a, const uint8_t *sfa, const uint8_t *b, const uint8_t *sfb,
+                  int64_t m, int64_t n, int64_t k, double *out);

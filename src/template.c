@@ -14,6 +14,10 @@
 #include <lualib.h>
 
 #define TMPL_MAX_DEPTH 8
+/* A render may run at most this many Lua instructions (in units of TMPL_HOOK_EVERY): a
+ * template that loops forever fails instead of hanging the caller. */
+#define TMPL_HOOK_EVERY 10000
+#define TMPL_MAX_TICKS 20000 /* 2e8 instructions */
 #define TMPL_OUT_KEY "nvfp4jit.out"
 
 /* Append s[0..n) to b as a Lua string literal. */
@@ -194,6 +198,12 @@ static int run_template(lua_State *L, const char *name, int depth) {
     return st;
 }
 
+static void count_hook(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    long *ticks = (long *)lua_getextraspace(L);
+    if (++*ticks > TMPL_MAX_TICKS) luaL_error(L, "template exceeded the instruction limit");
+}
+
 void *tmpl_state_new(void) {
     lua_State *L = luaL_newstate();
     if (!L) return NULL;
@@ -210,6 +220,7 @@ void *tmpl_state_new(void) {
         lua_pushnil(L);
         lua_setglobal(L, banned[i]);
     }
+    lua_sethook(L, count_hook, LUA_MASKCOUNT, TMPL_HOOK_EVERY);
     return L;
 }
 
@@ -247,6 +258,7 @@ nvfp4jit_status tmpl_render(nvfp4jit_ctx *ctx, void *Lv, const char *name,
     lua_setfield(L, LUA_REGISTRYINDEX, TMPL_OUT_KEY);
 
     size_t start = out->len;
+    *(long *)lua_getextraspace(L) = 0;
     int st = run_template(L, name, 0);
     nvfp4jit_status rs = NVFP4JIT_OK;
     if (st != LUA_OK) {

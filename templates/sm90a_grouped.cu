@@ -117,6 +117,12 @@ static __device__ __forceinline__ void wgmma_m64k16(float *d, u64 da, u64 db) {
     : "l"(da), "l"(db), "r"(1));
 }
 
+// Keeps the compiler from moving accumulator reads or writes across a wgmma stage boundary.
+static __device__ __forceinline__ void fence_acc(float *d) {
+#pragma unroll
+  for (int i = 0; i < ${ACC}; i++) asm volatile("" : "+f"(d[i]) :: "memory");
+}
+
 static __device__ __forceinline__ u32 f32x2_to_f16x2(float a, float b) {
   u32 r;
   asm("cvt.rn.f16x2.f32 %0, %2, %1;" : "=r"(r) : "f"(a), "f"(b));
@@ -244,10 +250,15 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
   decode_stage(0, 0);
   __syncthreads();
 
-  for (int kt = 0; kt < nk; kt++) {
+  // K >= 64, so nk >= 1: a do-while keeps every path through the loop a complete wgmma
+  // pipeline stage (ptxas serialises wgmma when a path may touch the accumulators while one
+  // is in flight: warning C7514).
+  int kt = 0;
+  do {
     const int fb = kt & 1;
     const u32 fx = smem_u32(fbuf + fb * ${F_STAGE}) + wg * 64 * 128;
     const u32 fy = smem_u32(fbuf + fb * ${F_STAGE} + ${F_X});
+    fence_acc(acc);
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < ${KSUB}; ks++) {
@@ -259,8 +270,9 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
       }
     }
     wgmma_commit();
+    fence_acc(acc);
+    wgmma_wait<1>();                   // wgmma(kt-1), the last reader of buffer fb^1, is done
     if (kt + 1 < nk) {
-      wgmma_wait<1>();                 // wgmma(kt-1), the last reader of buffer fb^1, is done
       cp_async_wait<${STAGES - 2}>();  // raw tile kt+1 has landed (this thread's copies)
       __syncthreads();                 // ... everyone's; and every warpgroup passed its wait
       if (kt + ${STAGES} < nk) load_stage(kt + ${STAGES}, kt % ${STAGES});  // slot of raw kt, decoded already
@@ -268,8 +280,10 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
       decode_stage((kt + 1) % ${STAGES}, fb ^ 1);
       __syncthreads();
     }
-  }
+    kt++;
+  } while (kt < nk);
   wgmma_wait<0>();
+  fence_acc(acc);
 
   // ---- epilogue: accumulator fragment of m64nNk16 (PTX ISA "wgmma D matrix fragment"):
   // thread lane l of warp w%4: rows 16*(w%4) + l/4 (+8), columns 8*j + 2*(l%4) (+1).

@@ -1,6 +1,248 @@
-/* test_compile.c - tests for this area (filled in as the area lands). */
+/* test_compile.c - NVRTC + nvJitLink on CPU only: a matrix of variants of both families
+ * compiled to cubins (ELF for the right SM, zero spills), failures reported with logs, and
+ * the compile path's use of the disk cache. */
+#include <stdint.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "compile.h"
+#include "kernel.h"
 #include "testutil.h"
 
+#if __has_include("sm100_cases.inc")
+#include "sm100_cases.inc"
+#define HAVE_SM100_CASES 1
+#endif
+
+static nvfp4jit_ctx *mk(const char *dir) {
+    nvfp4jit_ctx_options o = {0};
+    o.cache_dir = dir;
+    o.disable_disk_cache = dir == NULL;
+    nvfp4jit_ctx *c = NULL;
+    nvfp4jit_ctx_create(&o, &c);
+    return c;
+}
+
+/* CUDA cubins are ELF64 with e_machine 190 (EM_CUDA); from ELF ABI version 8 on, e_flags
+ * holds the SM number in bits 8..15 (older ABIs: bits 0..7). */
+static int cubin_sm(const unsigned char *d, size_t n) {
+    if (n < 64 || memcmp(d, "\177ELF", 4) != 0 || d[4] != 2) return -1;
+    uint16_t mach = (uint16_t)(d[18] | d[19] << 8);
+    if (mach != 190) return -2;
+    uint32_t fl = (uint32_t)d[48] | (uint32_t)d[49] << 8 | (uint32_t)d[50] << 16 | (uint32_t)d[51] << 24;
+    return d[8] >= 8 ? (int)((fl >> 8) & 0xff) : (int)(fl & 0xff);
+}
+
+static void compile_ok(nvfp4jit_ctx *ctx, nvfp4jit_variant v, int sm) {
+    char name[96];
+    nvfp4jit_variant_format(&v, name, sizeof name);
+    nvfp4jit_kernel *k = NULL;
+    nvfp4jit_status s = nvfp4jit_compile(ctx, &v, &k);
+    CHECKF(s == NVFP4JIT_OK, "%s: %s", name, nvfp4jit_last_error(ctx));
+    if (s) return;
+    const void *d;
+    size_t n;
+    REQUIRE(nvfp4jit_kernel_artifact(k, NVFP4JIT_ARTIFACT_CUBIN, &d, &n) == NVFP4JIT_OK);
+    CHECKF(cubin_sm(d, n) == sm, "%s: cubin SM %d, want %d", name, cubin_sm(d, n), sm);
+    nvfp4jit_resources r;
+    nvfp4jit_kernel_resources(k, &r);
+    CHECKF(r.spill_store_bytes == 0 && r.spill_load_bytes == 0 && r.local_bytes == 0,
+           "%s spills %d/%d stack %d", name, r.spill_store_bytes, r.spill_load_bytes, r.local_bytes);
+    CHECK(r.registers > 0 && r.registers <= 255);
+    CHECK(r.threads > 0);
+    /* ptxas must not serialise the wgmma pipeline (warning C7514 and friends) */
+    REQUIRE(nvfp4jit_kernel_artifact(k, NVFP4JIT_ARTIFACT_LOG, &d, &n) == NVFP4JIT_OK);
+    CHECKF(strstr(d, "serialized") == NULL, "%s: %s", name, (const char *)d);
+    REQUIRE(nvfp4jit_kernel_artifact(k, NVFP4JIT_ARTIFACT_PTX, &d, &n) == NVFP4JIT_OK);
+    CHECK(n > 100 && strstr(d, ".entry nvfp4jit_grouped") != NULL);
+    printf("  %-28s regs %3d smem %6d compile %.0f ms\n", name, r.registers,
+           r.shared_dynamic_bytes, r.compile_ms);
+}
+
+static void t_sm90_matrix(void) {
+    nvfp4jit_ctx *ctx = mk(NULL);
+    REQUIRE(ctx);
+    static const int vs[][5] = {{128, 128, 64, 4, 0}, {128, 256, 64, 3, 0}, {256, 128, 64, 3, 0},
+                                {64, 8, 64, 2, 1},    {128, 24, 128, 4, 1}, {128, 64, 64, 6, 1},
+                                {64, 256, 128, 2, 0}, {128, 192, 64, 2, 1}};
+    for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
+        compile_ok(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, vs[i][0], vs[i][1], vs[i][2],
+                                           vs[i][3], vs[i][4]}, 90);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+static void t_sm100_matrix(void) {
+    nvfp4jit_ctx *ctx = mk(NULL);
+    REQUIRE(ctx);
+    compile_ok(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM100A, 128, 64, 256, 6, 0}, 100);
+#ifdef HAVE_SM100_CASES
+    for (size_t i = 0; i < sizeof sm100_valid / sizeof sm100_valid[0]; i++)
+        compile_ok(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM100A, 128, sm100_valid[i][0],
+                                           sm100_valid[i][1], sm100_valid[i][2], 0}, 100);
+#endif
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+static void t_forced_failures(void) {
+    nvfp4jit_ctx *ctx = mk(NULL);
+    REQUIRE(ctx);
+    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 64, 8, 64, 2, 1};
+    nvfp4jit_kernel *k = (nvfp4jit_kernel *)1;
+    nvrtc_test_force_failure = 1;
+    CHECK(nvfp4jit_compile(ctx, &v, &k) == NVFP4JIT_ERR_COMPILE);
+    CHECK(k == NULL);
+    CHECK(strstr(nvfp4jit_last_error(ctx), "NVRTC failed") != NULL);
+    CHECK(strstr(nvfp4jit_last_error(ctx), "forced NVRTC failure") != NULL);
+    nvrtc_test_force_failure = 2;
+    CHECK(nvfp4jit_compile(ctx, &v, &k) == NVFP4JIT_ERR_LINK);
+    CHECK(strstr(nvfp4jit_last_error(ctx), "nvJitLink failed") != NULL);
+    /* after a failure the same variant still compiles */
+    CHECK(nvfp4jit_compile(ctx, &v, &k) == NVFP4JIT_OK && k != NULL);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+static void t_real_compile_error(void) {
+    /* a template that renders invalid CUDA: the NVRTC log names the problem */
+    const char *dir = tu_tmpdir();
+    char d[4096], p[4200];
+    snprintf(d, sizeof d, "%s", dir);
+    snprintf(p, sizeof p, "%s/sm90a_grouped.cu", d);
+    FILE *f = fopen(p, "w");
+    REQUIRE(f);
+    fputs("extern \"C\" __global__ void ${KERNEL_NAME}(const unsigned char *b) { undeclared_x = 1; }\n", f);
+    fclose(f);
+    setenv("NVFP4JIT_TEMPLATE_DIR", d, 1);
+    nvfp4jit_ctx *ctx = mk(NULL);
+    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 64, 8, 64, 2, 1};
+    nvfp4jit_kernel *k = NULL;
+    CHECK(nvfp4jit_compile(ctx, &v, &k) == NVFP4JIT_ERR_COMPILE);
+    CHECK(strstr(nvfp4jit_last_error(ctx), "undeclared_x") != NULL);
+    unsetenv("NVFP4JIT_TEMPLATE_DIR");
+    nvfp4jit_ctx_destroy(ctx);
+    tu_rmtree(d);
+}
+
+static void t_cache_paths(void) {
+    const char *t = tu_tmpdir();
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", t);
+    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 64, 16, 64, 2, 1};
+    char key[40] = "";
+    double cold = 0, hit = 0;
+    {
+        nvfp4jit_ctx *ctx = mk(dir);
+        nvfp4jit_kernel *k = NULL;
+        double t0 = nj_now_ms();
+        REQUIRE(nvfp4jit_compile(ctx, &v, &k) == NVFP4JIT_OK);
+        cold = nj_now_ms() - t0;
+        nvfp4jit_resources r;
+        nvfp4jit_kernel_resources(k, &r);
+        CHECK(r.from_cache == 0);
+        const void *kp;
+        nvfp4jit_kernel_artifact(k, NVFP4JIT_ARTIFACT_CACHE_KEY, &kp, NULL);
+        snprintf(key, sizeof key, "%s", (const char *)kp);
+        /* same ctx again: the in-memory map */
+        nvfp4jit_kernel *k2 = NULL;
+        REQUIRE(nvfp4jit_compile(ctx, &v, &k2) == NVFP4JIT_OK);
+        CHECK(k2 == k);
+        nvfp4jit_kernel_resources(k2, &r);
+        CHECK(r.from_cache == 2);
+        nvfp4jit_ctx_destroy(ctx);
+    }
+    {
+        nvfp4jit_ctx *ctx = mk(dir);
+        nvfp4jit_kernel *k = NULL;
+        double t0 = nj_now_ms();
+        REQUIRE(nvfp4jit_compile(ctx, &v, &k) == NVFP4JIT_OK);
+        hit = nj_now_ms() - t0;
+        nvfp4jit_resources r;
+        nvfp4jit_kernel_resources(k, &r);
+        CHECK(r.from_cache == 1);
+        CHECK(r.registers > 0); /* resources come back from the stored log */
+        nvfp4jit_ctx_destroy(ctx);
+    }
+    printf("  cold compile %.0f ms, disk-cache hit %.1f ms (this machine)\n", cold, hit);
+    /* truncate the cubin: rebuilt with a warning, never loaded */
+    {
+        char p[4300];
+        cache_entry_path(dir, key, p, sizeof p);
+        strncat(p, "/kernel.cubin", sizeof p - strlen(p) - 1);
+        REQUIRE(truncate(p, 100) == 0);
+        nvfp4jit_ctx *ctx = mk(dir);
+        nvfp4jit_kernel *k = NULL;
+        REQUIRE(nvfp4jit_compile(ctx, &v, &k) == NVFP4JIT_OK);
+        nvfp4jit_resources r;
+        nvfp4jit_kernel_resources(k, &r);
+        CHECK(r.from_cache == 0);
+        CHECK(strstr(nvfp4jit_last_warning(ctx), "corrupt") != NULL);
+        const void *d;
+        size_t n;
+        nvfp4jit_kernel_artifact(k, NVFP4JIT_ARTIFACT_CUBIN, &d, &n);
+        CHECK(n > 1000 && cubin_sm(d, n) == 90);
+        nvfp4jit_ctx_destroy(ctx);
+        cache_entry e;
+        cache_entry_init(&e);
+        char why[256];
+        CHECK(cache_lookup(dir, key, &e, why, sizeof why) == CACHE_HIT);
+        cache_entry_free(&e);
+    }
+    /* key has no absolute paths: the same variant in another dir has the same key */
+    {
+        const char *t2 = tu_tmpdir();
+        char dir2[4096];
+        snprintf(dir2, sizeof dir2, "%s", t2);
+        nvfp4jit_ctx *ctx = mk(dir2);
+        nvfp4jit_kernel *k = NULL;
+        REQUIRE(nvfp4jit_compile(ctx, &v, &k) == NVFP4JIT_OK);
+        const void *kp;
+        nvfp4jit_kernel_artifact(k, NVFP4JIT_ARTIFACT_CACHE_KEY, &kp, NULL);
+        CHECK(strcmp(kp, key) == 0);
+        nvfp4jit_ctx_destroy(ctx);
+        tu_rmtree(dir2);
+    }
+    tu_rmtree(dir);
+}
+
+static void t_dump_dir(void) {
+    const char *t = tu_tmpdir();
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", t);
+    setenv("NVFP4JIT_DUMP_DIR", dir, 1);
+    nvfp4jit_ctx *ctx = mk(NULL);
+    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 64, 8, 64, 2, 1};
+    nvfp4jit_kernel *k = NULL;
+    CHECK(nvfp4jit_compile(ctx, &v, &k) == NVFP4JIT_OK);
+    unsetenv("NVFP4JIT_DUMP_DIR");
+    const char *ext[] = {"cu", "ptx", "cubin", "log"};
+    for (int i = 0; i < 4; i++) {
+        char p[4300];
+        snprintf(p, sizeof p, "%s/sm90a_64x8x64_s2_swap.%s", dir, ext[i]);
+        CHECKF(access(p, R_OK) == 0, "%s", p);
+    }
+    nvfp4jit_ctx_destroy(ctx);
+    tu_rmtree(dir);
+}
+
+static void t_resource_parse(void) {
+    nvfp4jit_resources r;
+    memset(&r, 0, sizeof r);
+    nvrtc_parse_resources("ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
+                          "ptxas         .     24 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n"
+                          "ptxas info    : Used 168 registers, used 1 barriers, 1024 bytes smem\n", &r);
+    CHECK(r.registers == 168);
+    CHECK(r.local_bytes == 24);
+    CHECK(r.spill_store_bytes == 8);
+    CHECK(r.spill_load_bytes == 12);
+    CHECK(r.shared_static_bytes == 1024);
+}
+
 const test_case tests_compile[] = {
+    {"sm90_matrix", t_sm90_matrix},
+    {"sm100_matrix", t_sm100_matrix},
+    {"forced_failures", t_forced_failures},
+    {"real_compile_error", t_real_compile_error},
+    {"cache_paths", t_cache_paths},
+    {"dump_dir", t_dump_dir},
+    {"resource_parse", t_resource_parse},
     {0, 0},
 };

@@ -1,6 +1,130 @@
-/* test_variant.c - tests for this area (filled in as the area lands). */
+/* test_variant.c - variant names, validity rules and the enumerated space. */
+#include "family.h"
+#include "heuristic.h"
 #include "testutil.h"
 
+#if __has_include("sm100_cases.inc")
+#include "sm100_cases.inc"
+#define HAVE_SM100_CASES 1
+#endif
+
+static void t_format_parse(void) {
+    const char *names[] = {"sm90a:128x128x64:s4", "sm90a:64x8x128:s2:swap", "sm100a:128x64x256:s6"};
+    for (size_t i = 0; i < 3; i++) {
+        nvfp4jit_variant v;
+        CHECK(nvfp4jit_variant_parse(names[i], &v) == NVFP4JIT_OK);
+        char buf[96];
+        CHECK(nvfp4jit_variant_format(&v, buf, sizeof buf) == (int)strlen(names[i]));
+        CHECKF(strcmp(buf, names[i]) == 0, "%s != %s", buf, names[i]);
+    }
+    const char *bad[] = {"", "sm90a", "sm91a:128x128x64:s4", "sm90a:128x128:s4",
+                         "sm90a:128x128x64:s4:swapx", "sm90a:128x128x64:s4 ", NULL};
+    nvfp4jit_variant v;
+    for (int i = 0; bad[i]; i++) CHECKF(nvfp4jit_variant_parse(bad[i], &v) == NVFP4JIT_ERR_INVALID_ARG, "%s", bad[i]);
+    CHECK(nvfp4jit_variant_parse(NULL, &v) == NVFP4JIT_ERR_INVALID_ARG);
+}
+
+static void expect_invalid(nvfp4jit_ctx *ctx, nvfp4jit_variant v, const char *what) {
+    CHECK(nvfp4jit_variant_check(ctx, &v) == NVFP4JIT_ERR_INVALID_VARIANT);
+    CHECKF(strstr(nvfp4jit_last_error(ctx), what) != NULL, "[%s] lacks [%s]",
+           nvfp4jit_last_error(ctx), what);
+}
+
+static void t_sm90_rules(void) {
+    nvfp4jit_ctx *ctx = NULL;
+    REQUIRE(nvfp4jit_ctx_create(NULL, &ctx) == NVFP4JIT_OK);
+    nvfp4jit_variant ok = {NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 0};
+    CHECK(nvfp4jit_variant_check(ctx, &ok) == NVFP4JIT_OK);
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 96, 128, 64, 4, 0}, "BLOCK_M=96");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 12, 64, 4, 0}, "BLOCK_N=12");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 264, 64, 4, 0}, "BLOCK_N=264");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 32, 4, 0}, "BLOCK_K=32");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 1, 0}, "STAGES=1");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 256, 256, 128, 4, 0}, "shared memory");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 256, 256, 64, 2, 0}, "registers");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 2}, "swap_ab=2");
+    nvfp4jit_variant badarch = {(nvfp4jit_arch)75, 128, 128, 64, 4, 0};
+    CHECK(nvfp4jit_variant_check(ctx, &badarch) == NVFP4JIT_ERR_UNSUPPORTED_ARCH);
+    CHECK(nvfp4jit_variant_check(ctx, NULL) == NVFP4JIT_ERR_INVALID_ARG);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+static void t_sm100_rules(void) {
+    nvfp4jit_ctx *ctx = NULL;
+    REQUIRE(nvfp4jit_ctx_create(NULL, &ctx) == NVFP4JIT_OK);
+    nvfp4jit_variant seed = {NVFP4JIT_ARCH_SM100A, 128, 64, 256, 6, 0};
+    CHECKF(nvfp4jit_variant_check(ctx, &seed) == NVFP4JIT_OK, "%s", nvfp4jit_last_error(ctx));
+    nvfp4jit_variant swap = seed;
+    swap.swap_ab = 1;
+    CHECK(nvfp4jit_variant_check(ctx, &swap) == NVFP4JIT_ERR_INVALID_VARIANT);
+    nvfp4jit_variant bm = seed;
+    bm.block_m = 64;
+    CHECK(nvfp4jit_variant_check(ctx, &bm) == NVFP4JIT_ERR_INVALID_VARIANT);
+#ifdef HAVE_SM100_CASES
+    for (size_t i = 0; i < sizeof sm100_valid / sizeof sm100_valid[0]; i++) {
+        nvfp4jit_variant v = {NVFP4JIT_ARCH_SM100A, 128, sm100_valid[i][0], sm100_valid[i][1],
+                              sm100_valid[i][2], 0};
+        CHECKF(nvfp4jit_variant_check(ctx, &v) == NVFP4JIT_OK, "%d/%d/%d: %s", sm100_valid[i][0],
+               sm100_valid[i][1], sm100_valid[i][2], nvfp4jit_last_error(ctx));
+    }
+    for (size_t i = 0; i < sizeof sm100_invalid / sizeof sm100_invalid[0]; i++) {
+        nvfp4jit_variant v = {NVFP4JIT_ARCH_SM100A, 128, sm100_invalid[i][0], sm100_invalid[i][1],
+                              sm100_invalid[i][2], 0};
+        CHECKF(nvfp4jit_variant_check(ctx, &v) == NVFP4JIT_ERR_INVALID_VARIANT, "%d/%d/%d",
+               sm100_invalid[i][0], sm100_invalid[i][1], sm100_invalid[i][2]);
+    }
+#endif
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+static void t_space(void) {
+    nvfp4jit_arch arches[] = {NVFP4JIT_ARCH_SM90A, NVFP4JIT_ARCH_SM100A};
+    for (int a = 0; a < 2; a++) {
+        size_t n = 0;
+        CHECK(nvfp4jit_variant_space(arches[a], NULL, 0, &n) == NVFP4JIT_OK);
+        CHECK(n > 4);
+        nvfp4jit_variant *v = calloc(n, sizeof *v);
+        REQUIRE(v);
+        size_t n2 = 0;
+        CHECK(nvfp4jit_variant_space(arches[a], v, n, &n2) == NVFP4JIT_OK && n2 == n);
+        for (size_t i = 0; i < n; i++) {
+            CHECK(v[i].arch == arches[a]);
+            CHECK(nvfp4jit_variant_check(NULL, &v[i]) == NVFP4JIT_OK);
+        }
+        free(v);
+    }
+    size_t n;
+    CHECK(nvfp4jit_variant_space((nvfp4jit_arch)1, NULL, 0, &n) == NVFP4JIT_ERR_UNSUPPORTED_ARCH);
+    CHECK(nvfp4jit_variant_space(NVFP4JIT_ARCH_SM90A, NULL, 0, NULL) == NVFP4JIT_ERR_INVALID_ARG);
+}
+
+static void t_heuristic(void) {
+    nvfp4jit_ctx *ctx = NULL;
+    REQUIRE(nvfp4jit_ctx_create(NULL, &ctx) == NVFP4JIT_OK);
+    /* decode-like: few tokens, big weights -> swap (tokens on the MMA's N side) */
+    nvfp4jit_group dec[2] = {{8, 4096, 7168, 0, 0, 0, 0, 0}, {16, 4096, 7168, 0, 0, 0, 0, 0}};
+    nvfp4jit_variant v;
+    nvfp4jit_choice ch;
+    REQUIRE(heur_choose(ctx, NVFP4JIT_ARCH_SM90A, dec, 2, &v, &ch) == NVFP4JIT_OK);
+    CHECK(ch == NVFP4JIT_CHOICE_HEURISTIC);
+    CHECK(v.swap_ab == 1 && v.block_n <= 32);
+    /* prefill: big M -> wide tiles */
+    nvfp4jit_group pre[1] = {{4096, 4096, 4096, 0, 0, 0, 0, 0}};
+    REQUIRE(heur_choose(ctx, NVFP4JIT_ARCH_SM90A, pre, 1, &v, &ch) == NVFP4JIT_OK);
+    CHECK(v.block_m * v.block_n >= 128 * 128);
+    /* deterministic */
+    nvfp4jit_variant v2;
+    REQUIRE(heur_choose(ctx, NVFP4JIT_ARCH_SM90A, pre, 1, &v2, &ch) == NVFP4JIT_OK);
+    CHECK(memcmp(&v, &v2, sizeof v) == 0);
+    /* ranking is sorted */
+    heur_cand c[8];
+    size_t n = 0;
+    REQUIRE(heur_rank(ctx, NVFP4JIT_ARCH_SM90A, pre, 1, 132, c, 8, &n) == NVFP4JIT_OK);
+    for (int i = 1; i < 8 && (size_t)i < n; i++) CHECK(c[i].est_us >= c[i - 1].est_us * 0.98);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
 const test_case tests_variant[] = {
-    {0, 0},
+    {"format_parse", t_format_parse}, {"sm90_rules", t_sm90_rules}, {"sm100_rules", t_sm100_rules},
+    {"space", t_space},               {"heuristic", t_heuristic},   {0, 0},
 };

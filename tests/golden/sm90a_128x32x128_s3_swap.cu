@@ -1,0 +1,255 @@
+// nvfp4jit generated kernel: sm_90a BLOCK_M=128 BLOCK_N=32 BLOCK_K=128 STAGES=3 SWAP_AB=1
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+struct GroupDesc {          // 64 bytes, filled by fam_sm90.c (blob layout v1)
+  u64 a, b, sfa, sfb, c;
+  int m, n, k, pad[3];
+};
+struct BlobHeader {         // 16 bytes; then GroupDesc[num_groups]; then int4 tiles[num_tiles]
+  int num_tiles, num_groups, pad0, pad1;
+};
+struct Tile { int group, tx, ty, pad; };
+
+static __device__ __forceinline__ u32 smem_u32(const void *p) {
+  return (u32)__cvta_generic_to_shared(p);
+}
+
+// cp.async.cg: 16 bytes global -> shared through L2 only; src_size 0 zero-fills (PTX ISA
+// "cp.async": bytes past src-size are written as zeros).
+static __device__ __forceinline__ void cp_async16(u32 dst, const void *src, u32 src_size) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(src_size) : "memory");
+}
+static __device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template <int N> static __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
+}
+
+// Two e4m3 bytes -> f16x2 (exact: e4m3 fits fp16). PTX ISA "cvt": .e4m3x2 -> .f16x2, sm_89+.
+static __device__ __forceinline__ u32 e4m3x2_to_f16x2(u32 two_bytes) {
+  u32 r;
+  asm("{ .reg .b16 t; cvt.u16.u32 t, %1; cvt.rn.f16x2.e4m3x2 %0, t; }" : "=r"(r) : "r"(two_bytes));
+  return r;
+}
+static __device__ __forceinline__ u32 hmul2(u32 a, u32 b) {
+  u32 r;
+  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+
+// One packed byte (two e2m1 codes) -> f16x2 whose values are e2m1 * 2^-14.
+// e2m1 is s.e1e0.m with exponent bias 1; placing e1e0m at fp16 bits 11..9 and s at bit 15
+// gives the fp16 with exponent field e1e0 and mantissa m00..0, i.e. the same value times
+// 2^(1-15) (normal and subnormal alike). t = b*(2^9 + 2^21) puts a copy of the byte at bits
+// 9..16 (low nibble: value bits at 9..11, sign at 12) and one at bits 21..28 (high nibble:
+// value at 25..27, sign at 28); the two copies do not overlap, so the product is their OR.
+static __device__ __forceinline__ u32 e2m1x2_to_f16x2_scaled(u32 byte) {
+  u32 t = byte * 0x00200200u;
+  return (t & 0x0E000E00u) | ((t << 3) & 0x80008000u);
+}
+
+// 16 e2m1 codes (8 bytes) times one scale -> 8 f16x2 words, exact (see DESIGN.md: the product
+// has <= 6 significant bits and, with the 2^-14 factor, lies in [2^-24, 0.17], a multiple of
+// 2^-24: representable in fp16 including its subnormals, so mul.rn does not round).
+static __device__ __forceinline__ void decode16(u32 lo, u32 hi, u32 s2, u32 *out) {
+#pragma unroll
+  for (int j = 0; j < 4; j++) out[j] = hmul2(e2m1x2_to_f16x2_scaled(__byte_perm(lo, 0, 0x4440 + j)), s2);
+#pragma unroll
+  for (int j = 0; j < 4; j++) out[4 + j] = hmul2(e2m1x2_to_f16x2_scaled(__byte_perm(hi, 0, 0x4440 + j)), s2);
+}
+
+// wgmma shared-memory matrix descriptor (PTX ISA "Matrix Descriptor Format" for wgmma):
+// bits 0-13 start address >> 4; 16-29 leading-dimension byte offset >> 4 (unused for
+// swizzled K-major layouts whose K extent fits the swizzle atom: 1); 32-45 stride byte offset
+// >> 4 = 1024 B (8 rows of 128 B between core-matrix groups); 62-63 layout 1 = 128B swizzle.
+static __device__ __forceinline__ u64 make_desc(u32 saddr) {
+  return (u64)((saddr & 0x3FFFF) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
+}
+
+static __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+static __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> static __device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N) : "memory");
+}
+
+// D(64 x 32, f32) += A(64 x 16, f16, smem) * B(16 x 32, f16, smem), both K-major
+// (imm-trans-a = imm-trans-b = 0), scale-a = scale-b = 1, scale-d predicate true (accumulate).
+static __device__ __forceinline__ void wgmma_m64k16(float *d, u64 da, u64 db) {
+  asm volatile(
+    "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+    "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+    : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+    : "l"(da), "l"(db), "r"(1));
+}
+
+static __device__ __forceinline__ u32 f32x2_to_f16x2(float a, float b) {
+  u32 r;
+  asm("cvt.rn.f16x2.f32 %0, %2, %1;" : "=r"(r) : "f"(a), "f"(b));
+  return r;
+}
+
+extern "C" __global__ void __launch_bounds__(256, 1)
+nvfp4jit_grouped(const unsigned char *__restrict__ blob) {
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  // 1024-byte alignment for the 128B-swizzle atoms (PTX ISA: swizzled layouts repeat every
+  // 1024 bytes and the pattern is taken from address bits 4-6 and 7-9).
+  unsigned char *smem = (unsigned char *)(((unsigned long long)smem_raw + 1023) & ~1023ull);
+  unsigned char *fbuf = smem;                           // 2 x 40960 bytes of fp16 tiles
+  unsigned char *raw = smem + 2 * 40960;           // 3 x 12288 packed bytes
+
+  const BlobHeader *hdr = (const BlobHeader *)blob;
+  const GroupDesc *groups = (const GroupDesc *)(blob + 16);
+  const Tile tile = ((const Tile *)(blob + 16 + 64 * (long long)hdr->num_groups))[blockIdx.x];
+  const GroupDesc g = groups[tile.group];
+  const int tid = threadIdx.x;
+  const int K = g.k;
+  const unsigned char *X = (const unsigned char *)g.b;   // weights: N rows
+  const unsigned char *Y = (const unsigned char *)g.a;   // tokens: M rows
+  const unsigned char *SFX = (const unsigned char *)g.sfb;
+  const unsigned char *SFY = (const unsigned char *)g.sfa;
+  const int rows_x = g.n, rows_y = g.m;
+  const int x0 = tile.tx * 128, y0 = tile.ty * 32;
+  const int row_bytes = K / 2;
+  const int sf_chunks = K / 64;                          // 512-byte blocks per 128 rows (K % 64 == 0)
+  const int nk = (K + 127) / 128;
+  const int bx0 = x0 / 128, by0 = y0 / 128;              // first 128-row scale block of the tile
+  const int nbx = (rows_x + 127) / 128, nby = (rows_y + 127) / 128;
+
+  // ---- producer part: every thread issues its share of one k-tile's cp.async copies ----
+  auto load_stage = [&](int kt, int slot) {
+    unsigned char *st = raw + slot * 12288;
+    const u32 sx = smem_u32(st), sy = sx + 8192, ssf = sy + 2048;
+    const int kb0 = kt * 128 / 2;                 // first packed byte of this k-tile
+    // packed rows: 16-byte chunks, 4 per row
+#pragma unroll
+    for (int i = tid; i < 640; i += 256) {
+      const int r = i / 4, c = i % 4;
+      const int byte = kb0 + c * 16;
+      if (r < 128) {
+        const int gr = x0 + r;
+        const bool ok = gr < rows_x && byte < row_bytes;
+        cp_async16(sx + r * 64 + c * 16, ok ? X + (long long)gr * row_bytes + byte : X, ok ? 16 : 0);
+      } else {
+        const int gr = y0 + r - 128;
+        const bool ok = gr < rows_y && byte < row_bytes;
+        cp_async16(sy + (r - 128) * 64 + c * 16, ok ? Y + (long long)gr * row_bytes + byte : Y, ok ? 16 : 0);
+      }
+    }
+    // scale blocks: [ksub][block][512]: the blocked layout keeps one 128-row x 64-k block
+    // contiguous at ((r/128) * (K/64) + k/64) * 512 (DESIGN.md, data contract).
+#pragma unroll
+    for (int i = tid; i < 128; i += 256) {
+      const int part = i % 32, blk = (i / 32) % 2, ks = i / (32 * 2);
+      const int kc = kt * 2 + ks;                  // global 64-k chunk
+      const u32 dst = ssf + (ks * 2 + blk) * 512 + part * 16;
+      if (blk < 1) {
+        const int b = bx0 + blk;
+        const bool ok = b < nbx && kc < sf_chunks;
+        cp_async16(dst, ok ? SFX + ((long long)b * sf_chunks + kc) * 512 + part * 16 : SFX, ok ? 16 : 0);
+      } else {
+        const int b = by0 + blk - 1;
+        const bool ok = b < nby && kc < sf_chunks;
+        cp_async16(dst, ok ? SFY + ((long long)b * sf_chunks + kc) * 512 + part * 16 : SFY, ok ? 16 : 0);
+      }
+    }
+  };
+
+  // ---- decode one k-tile from a raw slot into fp16 buffer `fb` ----
+  // Item = (row, 16-k group): 8 packed bytes + 1 scale -> 32 bytes of fp16, written as two
+  // 16-byte chunks of the 128B-swizzled layout: row r of a 64-k slab at r*128, chunk c at
+  // (c ^ (r % 8)) * 16 (PTX ISA "Shared Memory Matrix Layout", 128-byte swizzling).
+  auto decode_stage = [&](int slot, int fb) {
+    const unsigned char *st = raw + slot * 12288;
+    const unsigned char *ssf = st + 10240;
+    unsigned char *fx = fbuf + fb * 40960;
+    unsigned char *fy = fx + 32768;
+#pragma unroll
+    for (int i = tid; i < 1280; i += 256) {
+      const int r = i / 8, gi = i % 8;
+      const int ks = gi / 4, jj = gi % 4;                // 64-k slab, scale column within it
+      const bool is_x = r < 128;
+      const int lr = is_x ? r : r - 128;          // row within its operand tile
+      const int grow = is_x ? x0 + lr : y0 + lr;         // global row (for the scale position)
+      const int blk = is_x ? (grow / 128 - bx0) : (1 + grow / 128 - by0);
+      const uint2 q = *(const uint2 *)(st + (is_x ? 0 : 8192) + lr * 64 + gi * 8);
+      const u32 sb = ssf[(ks * 2 + blk) * 512 + (grow % 32) * 16 + ((grow % 128) / 32) * 4 + jj];
+      const u32 s2 = e4m3x2_to_f16x2(sb | (sb << 8));
+      u32 h[8];
+      decode16(q.x, q.y, s2, h);
+      unsigned char *base = (is_x ? fx + ks * 16384 : fy + ks * 4096) + lr * 128;
+      const int c0 = 2 * jj, sw = lr % 8;
+      *(uint4 *)(base + ((c0 ^ sw) * 16)) = make_uint4(h[0], h[1], h[2], h[3]);
+      *(uint4 *)(base + (((c0 + 1) ^ sw) * 16)) = make_uint4(h[4], h[5], h[6], h[7]);
+    }
+    // generic-proxy writes must be made visible to the async proxy (wgmma reads).
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  };
+
+  const int wg = tid / 128;
+  float acc[16];
+#pragma unroll
+  for (int i = 0; i < 16; i++) acc[i] = 0.f;
+
+  // prologue: raw tiles 0..STAGES-1 in flight (one commit group each, empty ones too)
+#pragma unroll
+  for (int s = 0; s < 3; s++) {
+    if (s < nk) load_stage(s, s);
+    cp_async_commit();
+  }
+  cp_async_wait<2>();
+  __syncthreads();
+  decode_stage(0, 0);
+  __syncthreads();
+
+  for (int kt = 0; kt < nk; kt++) {
+    const int fb = kt & 1;
+    const u32 fx = smem_u32(fbuf + fb * 40960) + wg * 64 * 128;
+    const u32 fy = smem_u32(fbuf + fb * 40960 + 32768);
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 2; ks++) {
+#pragma unroll
+      for (int k16 = 0; k16 < 4; k16++) {
+        // advancing the start address by 32 B selects the next 16 k inside the swizzle atom
+        wgmma_m64k16(acc, make_desc(fx + ks * 16384 + k16 * 32),
+                     make_desc(fy + ks * 4096 + k16 * 32));
+      }
+    }
+    wgmma_commit();
+    if (kt + 1 < nk) {
+      wgmma_wait<1>();                 // wgmma(kt-1), the last reader of buffer fb^1, is done
+      cp_async_wait<1>();  // raw tile kt+1 has landed (this thread's copies)
+      __syncthreads();                 // ... everyone's; and every warpgroup passed its wait
+      if (kt + 3 < nk) load_stage(kt + 3, kt % 3);  // slot of raw kt, decoded already
+      cp_async_commit();
+      decode_stage((kt + 1) % 3, fb ^ 1);
+      __syncthreads();
+    }
+  }
+  wgmma_wait<0>();
+
+  // ---- epilogue: accumulator fragment of m64nNk16 (PTX ISA "wgmma D matrix fragment"):
+  // thread lane l of warp w%4: rows 16*(w%4) + l/4 (+8), columns 8*j + 2*(l%4) (+1).
+  // Both operands carried a 2^-14 factor: C = acc * 2^28, exact in fp32.
+  const int warp = (tid % 128) / 32, lane = tid % 32;
+  const int xr = x0 + wg * 64 + warp * 16 + lane / 4;
+  unsigned short *C = (unsigned short *)g.c;
+  const float S = 268435456.0f;  // 2^28
+#pragma unroll
+  for (int j = 0; j < 4; j++) {
+    const int yc = y0 + 8 * j + 2 * (lane % 4);
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      const int x = xr + 8 * h;
+      const u32 v = f32x2_to_f16x2(acc[4 * j + 2 * h] * S, acc[4 * j + 2 * h + 1] * S);
+      // x indexes N (weights), y indexes M (tokens): C[y][x]
+      if (x < rows_x) {
+        if (yc < rows_y) C[(long long)yc * rows_x + x] = (unsigned short)(v & 0xFFFF);
+        if (yc + 1 < rows_y) C[(long long)(yc + 1) * rows_x + x] = (unsigned short)(v >> 16);
+      }
+    }
+  }
+}

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Build (warnings are errors) and run every test with CTest. GPU tests print
+# "skipped: no CUDA device" where there is none.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=${NVFP4JIT_BUILD_DIR:-build}
+cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVFP4JIT_WERROR=ON ${NVFP4JIT_CMAKE_ARGS:-} >/dev/null
+cmake --build "$B" -j"$(nproc)"
+export NVFP4JIT_CACHE_DIR="$(mktemp -d)"
+trap 'rm -rf "$NVFP4JIT_CACHE_DIR"' EXIT
+(cd "$B" && ctest --output-on-failure)
