@@ -164,71 +164,104 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
   const int bx0 = x0 / 128, by0 = y0 / 128;              // first 128-row scale block of the tile
   const int nbx = (rows_x + 127) / 128, nby = (rows_y + 127) / 128;
 
+  // Every thread copies and decodes the same rows in every k-tile, so all addressing is
+  // computed once here and each k-tile only adds its offset (the loop is instruction-bound).
+% local CH = (BLOCK_M + BLOCK_N) * (BLOCK_K // 32)      -- 16-byte packed chunks per k-tile
+% local NL = (CH + THREADS - 1) // THREADS
+% local SC = (SFX_BLK + SFY_BLK) * KSUB * 32          -- 16-byte scale chunks per k-tile
+% local NS = (SC + THREADS - 1) // THREADS
+% local DI = (BLOCK_M + BLOCK_N) * (BLOCK_K // 16)     -- decode items per k-tile
+% local ND = (DI + THREADS - 1) // THREADS
+  const unsigned char *l_src[${NL}];
+  u32 l_dst[${NL}], l_byte[${NL}];
+  bool l_ok[${NL}];
+#pragma unroll
+  for (int j = 0; j < ${NL}; j++) {
+    const int i = tid + j * ${THREADS};
+    const int r = i / ${BLOCK_K // 32}, c = i % ${BLOCK_K // 32};
+    const bool is_x = r < ${BLOCK_M};
+    const int lr = is_x ? r : r - ${BLOCK_M};
+    const int gr = (is_x ? x0 : y0) + lr;
+    l_ok[j] = i < ${CH} && gr < (is_x ? rows_x : rows_y);
+    l_src[j] = l_ok[j] ? (is_x ? X : Y) + (long long)gr * row_bytes + c * 16 : X;
+    l_dst[j] = (is_x ? 0 : ${RAW_X}) + lr * ${BLOCK_K // 2} + c * 16;
+    l_byte[j] = c * 16;
+  }
+  const unsigned char *s_src[${NS}];
+  u32 s_dst[${NS}], s_kc[${NS}];
+  bool s_ok[${NS}];
+#pragma unroll
+  for (int j = 0; j < ${NS}; j++) {
+    const int i = tid + j * ${THREADS};
+    const int part = i % 32, blk = (i / 32) % ${SFX_BLK + SFY_BLK}, ks = i / (32 * ${SFX_BLK + SFY_BLK});
+    const bool is_x = blk < ${SFX_BLK};
+    const int b = is_x ? bx0 + blk : by0 + blk - ${SFX_BLK};
+    s_ok[j] = i < ${SC} && b < (is_x ? nbx : nby);
+    s_src[j] = s_ok[j] ? (is_x ? SFX : SFY) + (long long)b * sf_chunks * 512 + part * 16 : SFX;
+    s_dst[j] = ${RAW_X + RAW_Y} + (ks * ${SFX_BLK + SFY_BLK} + blk) * 512 + part * 16;
+    s_kc[j] = ks;
+  }
+  // decode items (row, 16-k group): raw offset, scale offset, two swizzled 16-byte chunks
+  u32 d_raw[${ND}], d_sf[${ND}], d_o0[${ND}], d_o1[${ND}];
+#pragma unroll
+  for (int j = 0; j < ${ND}; j++) {
+    const int i = tid + j * ${THREADS};
+    const int r = i / ${BLOCK_K // 16}, gi = i % ${BLOCK_K // 16};
+    const int ks = gi / 4, jj = gi % 4;                // 64-k slab, scale column within it
+    const bool is_x = r < ${BLOCK_M};
+    const int lr = is_x ? r : r - ${BLOCK_M};
+    const int grow = (is_x ? x0 : y0) + lr;
+    const int blk = is_x ? (grow / 128 - bx0) : (${SFX_BLK} + grow / 128 - by0);
+    d_raw[j] = (is_x ? 0 : ${RAW_X}) + lr * ${BLOCK_K // 2} + gi * 8;
+    d_sf[j] = ${RAW_X + RAW_Y} + (ks * ${SFX_BLK + SFY_BLK} + blk) * 512 + (grow % 32) * 16 + ((grow % 128) / 32) * 4 + jj;
+    // 128B swizzle (PTX ISA "Shared Memory Matrix Layout"): row lr of a 64-k slab at lr*128,
+    // 16-byte chunk c at (c ^ (lr % 8)) * 16
+    const u32 base = (is_x ? ks * ${BLOCK_M * 128} : ${F_X} + ks * ${BLOCK_N * 128}) + lr * 128;
+    d_o0[j] = base + (((2 * jj) ^ (lr % 8)) * 16);
+    d_o1[j] = base + (((2 * jj + 1) ^ (lr % 8)) * 16);
+  }
+
   // ---- producer part: every thread issues its share of one k-tile's cp.async copies ----
   auto load_stage = [&](int kt, int slot) {
-    unsigned char *st = raw + slot * ${RAW_STAGE};
-    const u32 sx = smem_u32(st), sy = sx + ${RAW_X}, ssf = sy + ${RAW_Y};
-    const int kb0 = kt * ${BLOCK_K} / 2;                 // first packed byte of this k-tile
-    // packed rows: 16-byte chunks, ${BLOCK_K // 32} per row
+    const u32 st = smem_u32(raw + slot * ${RAW_STAGE});
+    const u32 kb0 = kt * ${BLOCK_K // 2};                // first packed byte of this k-tile
 #pragma unroll
-    for (int i = tid; i < ${(BLOCK_M + BLOCK_N) * (BLOCK_K // 32)}; i += ${THREADS}) {
-      const int r = i / ${BLOCK_K // 32}, c = i % ${BLOCK_K // 32};
-      const int byte = kb0 + c * 16;
-      if (r < ${BLOCK_M}) {
-        const int gr = x0 + r;
-        const bool ok = gr < rows_x && byte < row_bytes;
-        cp_async16(sx + r * ${BLOCK_K // 2} + c * 16, ok ? X + (long long)gr * row_bytes + byte : X, ok ? 16 : 0);
-      } else {
-        const int gr = y0 + r - ${BLOCK_M};
-        const bool ok = gr < rows_y && byte < row_bytes;
-        cp_async16(sy + (r - ${BLOCK_M}) * ${BLOCK_K // 2} + c * 16, ok ? Y + (long long)gr * row_bytes + byte : Y, ok ? 16 : 0);
-      }
+    for (int j = 0; j < ${NL}; j++) {
+%   if CH % THREADS ~= 0 then
+      if (tid + j * ${THREADS} >= ${CH}) break;
+%   end
+      const bool ok = l_ok[j] && kb0 + l_byte[j] < (u32)row_bytes;
+      cp_async16(st + l_dst[j], ok ? l_src[j] + kb0 : l_src[j], ok ? 16 : 0);
     }
-    // scale blocks: [ksub][block][512]: the blocked layout keeps one 128-row x 64-k block
-    // contiguous at ((r/128) * (K/64) + k/64) * 512 (DESIGN.md, data contract).
+    // scale blocks: the blocked layout keeps one 128-row x 64-k block contiguous at
+    // ((r/128) * (K/64) + k/64) * 512 (DESIGN.md, data contract).
 #pragma unroll
-    for (int i = tid; i < ${(SFX_BLK + SFY_BLK) * KSUB * 32}; i += ${THREADS}) {
-      const int part = i % 32, blk = (i / 32) % ${SFX_BLK + SFY_BLK}, ks = i / (32 * ${SFX_BLK + SFY_BLK});
-      const int kc = kt * ${KSUB} + ks;                  // global 64-k chunk
-      const u32 dst = ssf + (ks * ${SFX_BLK + SFY_BLK} + blk) * 512 + part * 16;
-      if (blk < ${SFX_BLK}) {
-        const int b = bx0 + blk;
-        const bool ok = b < nbx && kc < sf_chunks;
-        cp_async16(dst, ok ? SFX + ((long long)b * sf_chunks + kc) * 512 + part * 16 : SFX, ok ? 16 : 0);
-      } else {
-        const int b = by0 + blk - ${SFX_BLK};
-        const bool ok = b < nby && kc < sf_chunks;
-        cp_async16(dst, ok ? SFY + ((long long)b * sf_chunks + kc) * 512 + part * 16 : SFY, ok ? 16 : 0);
-      }
+    for (int j = 0; j < ${NS}; j++) {
+%   if SC % THREADS ~= 0 then
+      if (tid + j * ${THREADS} >= ${SC}) break;
+%   end
+      const u32 kc = kt * ${KSUB} + s_kc[j];
+      const bool ok = s_ok[j] && kc < (u32)sf_chunks;
+      cp_async16(st + s_dst[j], ok ? s_src[j] + kc * 512 : s_src[j], ok ? 16 : 0);
     }
   };
 
   // ---- decode one k-tile from a raw slot into fp16 buffer `fb` ----
-  // Item = (row, 16-k group): 8 packed bytes + 1 scale -> 32 bytes of fp16, written as two
-  // 16-byte chunks of the 128B-swizzled layout: row r of a 64-k slab at r*128, chunk c at
-  // (c ^ (r % 8)) * 16 (PTX ISA "Shared Memory Matrix Layout", 128-byte swizzling).
   auto decode_stage = [&](int slot, int fb) {
     const unsigned char *st = raw + slot * ${RAW_STAGE};
-    const unsigned char *ssf = st + ${RAW_X + RAW_Y};
-    unsigned char *fx = fbuf + fb * ${F_STAGE};
-    unsigned char *fy = fx + ${F_X};
+    unsigned char *f = fbuf + fb * ${F_STAGE};
 #pragma unroll
-    for (int i = tid; i < ${(BLOCK_M + BLOCK_N) * (BLOCK_K // 16)}; i += ${THREADS}) {
-      const int r = i / ${BLOCK_K // 16}, gi = i % ${BLOCK_K // 16};
-      const int ks = gi / 4, jj = gi % 4;                // 64-k slab, scale column within it
-      const bool is_x = r < ${BLOCK_M};
-      const int lr = is_x ? r : r - ${BLOCK_M};          // row within its operand tile
-      const int grow = is_x ? x0 + lr : y0 + lr;         // global row (for the scale position)
-      const int blk = is_x ? (grow / 128 - bx0) : (${SFX_BLK} + grow / 128 - by0);
-      const uint2 q = *(const uint2 *)(st + (is_x ? 0 : ${RAW_X}) + lr * ${BLOCK_K // 2} + gi * 8);
-      const u32 sb = ssf[(ks * ${SFX_BLK + SFY_BLK} + blk) * 512 + (grow % 32) * 16 + ((grow % 128) / 32) * 4 + jj];
+    for (int j = 0; j < ${ND}; j++) {
+%   if DI % THREADS ~= 0 then
+      if (tid + j * ${THREADS} >= ${DI}) break;
+%   end
+      const uint2 q = *(const uint2 *)(st + d_raw[j]);
+      const u32 sb = st[d_sf[j]];
       const u32 s2 = e4m3x2_to_f16x2(sb | (sb << 8));
       u32 h[8];
       decode16(q.x, q.y, s2, h);
-      unsigned char *base = (is_x ? fx + ks * ${BLOCK_M * 128} : fy + ks * ${BLOCK_N * 128}) + lr * 128;
-      const int c0 = 2 * jj, sw = lr % 8;
-      *(uint4 *)(base + ((c0 ^ sw) * 16)) = make_uint4(h[0], h[1], h[2], h[3]);
-      *(uint4 *)(base + (((c0 + 1) ^ sw) * 16)) = make_uint4(h[4], h[5], h[6], h[7]);
+      *(uint4 *)(f + d_o0[j]) = make_uint4(h[0], h[1], h[2], h[3]);
+      *(uint4 *)(f + d_o1[j]) = make_uint4(h[4], h[5], h[6], h[7]);
     }
     // generic-proxy writes must be made visible to the async proxy (wgmma reads).
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");

@@ -96,7 +96,7 @@ static void test_help(void) {
 static void test_bad_usage(void) {
     int f0 = tu_failures;
     CHECK(tool(NULL, "frobnicate") == 2 && contains(out, "frobnicate"));
-    CHECK(tool(NULL, "") == 2 && contains(out, "missing command"));
+    CHECK(tool(NULL, "%s", "") == 2 && contains(out, "missing command"));
     CHECK(tool(NULL, "--bogus compile") == 2 && contains(out, "--bogus"));
     CHECK(tool(NULL, "compile --frob " VARIANT_ARGS) == 2 && contains(out, "--frob"));
     CHECK(tool(NULL, "inspect --frob") == 2 && contains(out, "--frob"));
