@@ -60,10 +60,13 @@ static int sm90_check(const nvfp4jit_variant *v, char *why, size_t n) {
         snprintf(why, n, "needs %zu bytes of shared memory (> %d)", smem, SM90_SMEM_MAX);
         return 0;
     }
-    /* N/2 f32 accumulators per thread plus ~64 registers of addressing and decode state must
-     * fit the register file at one CTA per SM (and 255 per thread). */
+    /* Registers per thread: N/2 f32 accumulators, the addressing the kernel hoists out of
+     * its k loop (4 per decode item, 3 per copied chunk) and ~40 for the rest, must fit the
+     * register file at one CTA per SM and 255 per thread (ptxas spills otherwise). */
     int threads = sm90_threads(v);
-    int need = v->block_n / 2 + 64;
+    int items = ((v->block_m + v->block_n) * (v->block_k / 16) + threads - 1) / threads;
+    int chunks = ((v->block_m + v->block_n) * (v->block_k / 32) + threads - 1) / threads;
+    int need = v->block_n / 2 + 4 * items + 3 * chunks + 40;
     int have = SM90_REGS_MAX / threads;
     if (have > 255) have = 255;
     if (need > have) {

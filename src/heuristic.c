@@ -5,7 +5,7 @@
  * shared memory). A tile's time is its k-steps times the slower of two pipes that overlap:
  *   mma    = 2*BM*BN*BK flops at the tensor-core rate per SM
  *   decode = (BM+BN)*BK values at the measured dequantisation rate per SM (sm_90a only:
- *            about 32 values/clock, DESIGN.md), nothing for sm_100a (fp4 tensor cores)
+ *            about 10 values/clock as measured in the whole kernel), nothing for sm_100a (fp4 tensor cores)
  * plus a fixed prologue/epilogue cost. Tiles are spread over the SMs in waves (the busiest SM
  * sets the time). The DRAM floor is every byte read once (A, B, scales) plus C written, plus
  * re-reads of the operand that is not shared by consecutive CTAs, at the measured bandwidth;
@@ -27,7 +27,9 @@ typedef struct arch_rates {
     double tile_overhead_us;  /* prologue + epilogue of one tile */
 } arch_rates;
 
-static const arch_rates rates_sm90 = {1.75, 132, 4096.0, 32.0, 4.25e6, 1.5};
+/* decode rate: measured on the H200 (bench3, 128x128x64: ~1700 clocks per k-tile of 16K values,
+ * 2026-12-02), not the standalone decoder rate of DESIGN.md */
+static const arch_rates rates_sm90 = {1.75, 132, 4096.0, 10.0, 4.25e6, 1.5};
 static const arch_rates rates_sm100 = {1.9, 148, 16384.0, 0.0, 7.0e6, 1.0};
 
 typedef struct rank_acc {

@@ -8,7 +8,7 @@
 #include "testutil.h"
 
 static void write_file(const char *dir, const char *name, const char *text) {
-    char p[4096];
+    char p[8300];
     snprintf(p, sizeof p, "%s/%s", dir, name);
     FILE *f = fopen(p, "w");
     if (f) {

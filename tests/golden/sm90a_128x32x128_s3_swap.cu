@@ -85,6 +85,12 @@ static __device__ __forceinline__ void wgmma_m64k16(float *d, u64 da, u64 db) {
     : "l"(da), "l"(db), "r"(1));
 }
 
+// Keeps the compiler from moving accumulator reads or writes across a wgmma stage boundary.
+static __device__ __forceinline__ void fence_acc(float *d) {
+#pragma unroll
+  for (int i = 0; i < 16; i++) asm volatile("" : "+f"(d[i]) :: "memory");
+}
+
 static __device__ __forceinline__ u32 f32x2_to_f16x2(float a, float b) {
   u32 r;
   asm("cvt.rn.f16x2.f32 %0, %2, %1;" : "=r"(r) : "f"(a), "f"(b));
@@ -118,71 +124,91 @@ nvfp4jit_grouped(const unsigned char *__restrict__ blob) {
   const int bx0 = x0 / 128, by0 = y0 / 128;              // first 128-row scale block of the tile
   const int nbx = (rows_x + 127) / 128, nby = (rows_y + 127) / 128;
 
+  // Every thread copies and decodes the same rows in every k-tile, so all addressing is
+  // computed once here and each k-tile only adds its offset (the loop is instruction-bound).
+  const unsigned char *l_src[3];
+  u32 l_dst[3], l_byte[3];
+  bool l_ok[3];
+#pragma unroll
+  for (int j = 0; j < 3; j++) {
+    const int i = tid + j * 256;
+    const int r = i / 4, c = i % 4;
+    const bool is_x = r < 128;
+    const int lr = is_x ? r : r - 128;
+    const int gr = (is_x ? x0 : y0) + lr;
+    l_ok[j] = i < 640 && gr < (is_x ? rows_x : rows_y);
+    l_src[j] = l_ok[j] ? (is_x ? X : Y) + (long long)gr * row_bytes + c * 16 : X;
+    l_dst[j] = (is_x ? 0 : 8192) + lr * 64 + c * 16;
+    l_byte[j] = c * 16;
+  }
+  const unsigned char *s_src[1];
+  u32 s_dst[1], s_kc[1];
+  bool s_ok[1];
+#pragma unroll
+  for (int j = 0; j < 1; j++) {
+    const int i = tid + j * 256;
+    const int part = i % 32, blk = (i / 32) % 2, ks = i / (32 * 2);
+    const bool is_x = blk < 1;
+    const int b = is_x ? bx0 + blk : by0 + blk - 1;
+    s_ok[j] = i < 128 && b < (is_x ? nbx : nby);
+    s_src[j] = s_ok[j] ? (is_x ? SFX : SFY) + (long long)b * sf_chunks * 512 + part * 16 : SFX;
+    s_dst[j] = 10240 + (ks * 2 + blk) * 512 + part * 16;
+    s_kc[j] = ks;
+  }
+  // decode items (row, 16-k group): raw offset, scale offset, two swizzled 16-byte chunks
+  u32 d_raw[5], d_sf[5], d_o0[5], d_o1[5];
+#pragma unroll
+  for (int j = 0; j < 5; j++) {
+    const int i = tid + j * 256;
+    const int r = i / 8, gi = i % 8;
+    const int ks = gi / 4, jj = gi % 4;                // 64-k slab, scale column within it
+    const bool is_x = r < 128;
+    const int lr = is_x ? r : r - 128;
+    const int grow = (is_x ? x0 : y0) + lr;
+    const int blk = is_x ? (grow / 128 - bx0) : (1 + grow / 128 - by0);
+    d_raw[j] = (is_x ? 0 : 8192) + lr * 64 + gi * 8;
+    d_sf[j] = 10240 + (ks * 2 + blk) * 512 + (grow % 32) * 16 + ((grow % 128) / 32) * 4 + jj;
+    // 128B swizzle (PTX ISA "Shared Memory Matrix Layout"): row lr of a 64-k slab at lr*128,
+    // 16-byte chunk c at (c ^ (lr % 8)) * 16
+    const u32 base = (is_x ? ks * 16384 : 32768 + ks * 4096) + lr * 128;
+    d_o0[j] = base + (((2 * jj) ^ (lr % 8)) * 16);
+    d_o1[j] = base + (((2 * jj + 1) ^ (lr % 8)) * 16);
+  }
+
   // ---- producer part: every thread issues its share of one k-tile's cp.async copies ----
   auto load_stage = [&](int kt, int slot) {
-    unsigned char *st = raw + slot * 12288;
-    const u32 sx = smem_u32(st), sy = sx + 8192, ssf = sy + 2048;
-    const int kb0 = kt * 128 / 2;                 // first packed byte of this k-tile
-    // packed rows: 16-byte chunks, 4 per row
+    const u32 st = smem_u32(raw + slot * 12288);
+    const u32 kb0 = kt * 64;                // first packed byte of this k-tile
 #pragma unroll
-    for (int i = tid; i < 640; i += 256) {
-      const int r = i / 4, c = i % 4;
-      const int byte = kb0 + c * 16;
-      if (r < 128) {
-        const int gr = x0 + r;
-        const bool ok = gr < rows_x && byte < row_bytes;
-        cp_async16(sx + r * 64 + c * 16, ok ? X + (long long)gr * row_bytes + byte : X, ok ? 16 : 0);
-      } else {
-        const int gr = y0 + r - 128;
-        const bool ok = gr < rows_y && byte < row_bytes;
-        cp_async16(sy + (r - 128) * 64 + c * 16, ok ? Y + (long long)gr * row_bytes + byte : Y, ok ? 16 : 0);
-      }
+    for (int j = 0; j < 3; j++) {
+      if (tid + j * 256 >= 640) break;
+      const bool ok = l_ok[j] && kb0 + l_byte[j] < (u32)row_bytes;
+      cp_async16(st + l_dst[j], ok ? l_src[j] + kb0 : l_src[j], ok ? 16 : 0);
     }
-    // scale blocks: [ksub][block][512]: the blocked layout keeps one 128-row x 64-k block
-    // contiguous at ((r/128) * (K/64) + k/64) * 512 (DESIGN.md, data contract).
+    // scale blocks: the blocked layout keeps one 128-row x 64-k block contiguous at
+    // ((r/128) * (K/64) + k/64) * 512 (DESIGN.md, data contract).
 #pragma unroll
-    for (int i = tid; i < 128; i += 256) {
-      const int part = i % 32, blk = (i / 32) % 2, ks = i / (32 * 2);
-      const int kc = kt * 2 + ks;                  // global 64-k chunk
-      const u32 dst = ssf + (ks * 2 + blk) * 512 + part * 16;
-      if (blk < 1) {
-        const int b = bx0 + blk;
-        const bool ok = b < nbx && kc < sf_chunks;
-        cp_async16(dst, ok ? SFX + ((long long)b * sf_chunks + kc) * 512 + part * 16 : SFX, ok ? 16 : 0);
-      } else {
-        const int b = by0 + blk - 1;
-        const bool ok = b < nby && kc < sf_chunks;
-        cp_async16(dst, ok ? SFY + ((long long)b * sf_chunks + kc) * 512 + part * 16 : SFY, ok ? 16 : 0);
-      }
+    for (int j = 0; j < 1; j++) {
+      if (tid + j * 256 >= 128) break;
+      const u32 kc = kt * 2 + s_kc[j];
+      const bool ok = s_ok[j] && kc < (u32)sf_chunks;
+      cp_async16(st + s_dst[j], ok ? s_src[j] + kc * 512 : s_src[j], ok ? 16 : 0);
     }
   };
 
   // ---- decode one k-tile from a raw slot into fp16 buffer `fb` ----
-  // Item = (row, 16-k group): 8 packed bytes + 1 scale -> 32 bytes of fp16, written as two
-  // 16-byte chunks of the 128B-swizzled layout: row r of a 64-k slab at r*128, chunk c at
-  // (c ^ (r % 8)) * 16 (PTX ISA "Shared Memory Matrix Layout", 128-byte swizzling).
   auto decode_stage = [&](int slot, int fb) {
     const unsigned char *st = raw + slot * 12288;
-    const unsigned char *ssf = st + 10240;
-    unsigned char *fx = fbuf + fb * 40960;
-    unsigned char *fy = fx + 32768;
+    unsigned char *f = fbuf + fb * 40960;
 #pragma unroll
-    for (int i = tid; i < 1280; i += 256) {
-      const int r = i / 8, gi = i % 8;
-      const int ks = gi / 4, jj = gi % 4;                // 64-k slab, scale column within it
-      const bool is_x = r < 128;
-      const int lr = is_x ? r : r - 128;          // row within its operand tile
-      const int grow = is_x ? x0 + lr : y0 + lr;         // global row (for the scale position)
-      const int blk = is_x ? (grow / 128 - bx0) : (1 + grow / 128 - by0);
-      const uint2 q = *(const uint2 *)(st + (is_x ? 0 : 8192) + lr * 64 + gi * 8);
-      const u32 sb = ssf[(ks * 2 + blk) * 512 + (grow % 32) * 16 + ((grow % 128) / 32) * 4 + jj];
+    for (int j = 0; j < 5; j++) {
+      const uint2 q = *(const uint2 *)(st + d_raw[j]);
+      const u32 sb = st[d_sf[j]];
       const u32 s2 = e4m3x2_to_f16x2(sb | (sb << 8));
       u32 h[8];
       decode16(q.x, q.y, s2, h);
-      unsigned char *base = (is_x ? fx + ks * 16384 : fy + ks * 4096) + lr * 128;
-      const int c0 = 2 * jj, sw = lr % 8;
-      *(uint4 *)(base + ((c0 ^ sw) * 16)) = make_uint4(h[0], h[1], h[2], h[3]);
-      *(uint4 *)(base + (((c0 + 1) ^ sw) * 16)) = make_uint4(h[4], h[5], h[6], h[7]);
+      *(uint4 *)(f + d_o0[j]) = make_uint4(h[0], h[1], h[2], h[3]);
+      *(uint4 *)(f + d_o1[j]) = make_uint4(h[4], h[5], h[6], h[7]);
     }
     // generic-proxy writes must be made visible to the async proxy (wgmma reads).
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -204,10 +230,15 @@ nvfp4jit_grouped(const unsigned char *__restrict__ blob) {
   decode_stage(0, 0);
   __syncthreads();
 
-  for (int kt = 0; kt < nk; kt++) {
+  // K >= 64, so nk >= 1: a do-while keeps every path through the loop a complete wgmma
+  // pipeline stage (ptxas serialises wgmma when a path may touch the accumulators while one
+  // is in flight: warning C7514).
+  int kt = 0;
+  do {
     const int fb = kt & 1;
     const u32 fx = smem_u32(fbuf + fb * 40960) + wg * 64 * 128;
     const u32 fy = smem_u32(fbuf + fb * 40960 + 32768);
+    fence_acc(acc);
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < 2; ks++) {
@@ -219,8 +250,9 @@ nvfp4jit_grouped(const unsigned char *__restrict__ blob) {
       }
     }
     wgmma_commit();
+    fence_acc(acc);
+    wgmma_wait<1>();                   // wgmma(kt-1), the last reader of buffer fb^1, is done
     if (kt + 1 < nk) {
-      wgmma_wait<1>();                 // wgmma(kt-1), the last reader of buffer fb^1, is done
       cp_async_wait<1>();  // raw tile kt+1 has landed (this thread's copies)
       __syncthreads();                 // ... everyone's; and every warpgroup passed its wait
       if (kt + 3 < nk) load_stage(kt + 3, kt % 3);  // slot of raw kt, decoded already
@@ -228,8 +260,10 @@ nvfp4jit_grouped(const unsigned char *__restrict__ blob) {
       decode_stage((kt + 1) % 3, fb ^ 1);
       __syncthreads();
     }
-  }
+    kt++;
+  } while (kt < nk);
   wgmma_wait<0>();
+  fence_acc(acc);
 
   // ---- epilogue: accumulator fragment of m64nNk16 (PTX ISA "wgmma D matrix fragment"):
   // thread lane l of warp w%4: rows 16*(w%4) + l/4 (+8), columns 8*j + 2*(l%4) (+1).

@@ -1,0 +1,173 @@
+/* fam_sm100.c - the sm_100a family (templates/sm100a_grouped.cu), grown from the seed.
+ * COMPILED AND INSPECTED ONLY: no Blackwell GPU was available; the dispatch below has never
+ * launched. plan_run refuses it on anything but a compute-capability 10.0 device.
+ *
+ * Blob layout (must match the template):
+ *   64-byte header {int num_tiles, num_groups, 0, 0; u64 maps_off, tiles_off, groups_off, 0..}
+ *   groups: num_groups x 32 bytes {u64 c, sfa, sfb; int m, n}
+ *   maps (64-byte aligned): 2 CUtensorMaps per group (A then B), 128 bytes each; a group with
+ *        M = 0 gets none encoded (cuTensorMapEncodeTiled rejects zero dimensions)
+ *   tiles: num_tiles x 16 bytes {int group, off_m, off_n, K} */
+#include <stdio.h>
+#include <string.h>
+
+#include "family.h"
+
+#define SM100_SMEM_MAX 232448 /* 227 KB opt-in per block */
+
+static size_t stage_bytes(const nvfp4jit_variant *v) {
+    return (size_t)(v->block_m + v->block_n) * v->block_k / 2 + 2 * (size_t)(128 * v->block_k / 16);
+}
+static size_t sm100_dyn_smem(const nvfp4jit_variant *v) {
+    return (size_t)v->stages * stage_bytes(v) + 1024; /* + alignment slack */
+}
+static int sm100_threads(const nvfp4jit_variant *v) { return v->block_m + 64; }
+
+static int tmem_cols(const nvfp4jit_variant *v) {
+    int need = v->block_n + 8 * (v->block_k / 64); /* accumulator + SFA + SFB columns */
+    int c = 32;
+    while (c < need) c *= 2;
+    return c;
+}
+
+static int sm100_check(const nvfp4jit_variant *v, char *why, size_t n) {
+    if (v->block_m != 128) {
+        snprintf(why, n, "BLOCK_M=%d: the 1-CTA tcgen05.mma with 128 tensor-memory lanes needs 128",
+                 v->block_m);
+        return 0;
+    }
+    /* MMA N for M = 128 may be 16..256 in steps of 16 (PTX ISA tcgen05.mma shapes); the scale
+     * handling (one 128-row SFB block, lane offset per tile) and the epilogue are proven for
+     * tiles that divide 128 rows: 64 (the seed) and 128. */
+    if (v->block_n != 64 && v->block_n != 128) {
+        snprintf(why, n, "BLOCK_N=%d: must be 64 or 128 (tiles that divide one 128-row scale block)",
+                 v->block_n);
+        return 0;
+    }
+    if (v->block_k != 128 && v->block_k != 256) {
+        snprintf(why, n, "BLOCK_K=%d: must be 128 (64-byte swizzle) or 256 (128-byte swizzle, the seed)",
+                 v->block_k);
+        return 0;
+    }
+    if (v->stages < 2 || v->stages > 8) {
+        snprintf(why, n, "STAGES=%d: must be 2..8", v->stages);
+        return 0;
+    }
+    if (v->swap_ab) {
+        snprintf(why, n, "swap_ab: not supported by the sm_100a family");
+        return 0;
+    }
+    if (tmem_cols(v) > 512) {
+        snprintf(why, n, "needs %d tensor-memory columns (> 512)", tmem_cols(v));
+        return 0;
+    }
+    size_t smem = sm100_dyn_smem(v);
+    if (smem > SM100_SMEM_MAX) {
+        snprintf(why, n, "needs %zu bytes of shared memory (> %d)", smem, SM100_SMEM_MAX);
+        return 0;
+    }
+    return 1;
+}
+
+static int sm100_params(const nvfp4jit_variant *v, tmpl_param *p, int cap) {
+    (void)v;
+    (void)p;
+    (void)cap;
+    return 0;
+}
+
+static void sm100_enumerate(void (*emit)(const nvfp4jit_variant *, void *), void *u) {
+    static const int bn[] = {64, 128};
+    static const int bk[] = {128, 256};
+    for (size_t i = 0; i < 2; i++)
+        for (size_t j = 0; j < 2; j++)
+            for (int s = 2; s <= 8; s++) {
+                nvfp4jit_variant v = {NVFP4JIT_ARCH_SM100A, 128, bn[i], bk[j], s, 0};
+                emit(&v, u);
+            }
+}
+
+static size_t count_tiles(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n) {
+    size_t t = 0;
+    for (size_t i = 0; i < n; i++)
+        if (g[i].m > 0)
+            t += (size_t)((g[i].m + v->block_m - 1) / v->block_m) *
+                 (size_t)((g[i].n + v->block_n - 1) / v->block_n);
+    return t;
+}
+
+static size_t maps_off(size_t n) { return (64 + 32 * n + 63) / 64 * 64; }
+
+static size_t sm100_blob_size(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n) {
+    return maps_off(n) + 256 * n + 16 * count_tiles(v, g, n);
+}
+
+static nvfp4jit_status encode_map(nvfp4jit_ctx *ctx, const drv_api *api, void *map, uint64_t ptr,
+                                  int64_t rows, int64_t k, int box_rows, int block_k, size_t gi,
+                                  const char *which) {
+    /* 4-bit elements, K innermost: dims {K, rows}, row stride K/2 bytes, box {BLOCK_K, rows of
+     * the tile}; out-of-bounds rows are zero-filled. Swizzle span = BLOCK_K/2 bytes. */
+    cuuint64_t dims[2] = {(cuuint64_t)k, (cuuint64_t)rows};
+    cuuint64_t strides[1] = {(cuuint64_t)(k / 2)};
+    cuuint32_t box[2] = {(cuuint32_t)block_k, (cuuint32_t)box_rows};
+    cuuint32_t es[2] = {1, 1};
+    CUresult r = api->cuTensorMapEncodeTiled(
+        (CUtensorMap *)map, CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B, 2, (void *)(uintptr_t)ptr, dims,
+        strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+        block_k == 256 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
+        CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        char what[96];
+        snprintf(what, sizeof what, "group %zu: cuTensorMapEncodeTiled (%s)", gi, which);
+        return drv_fail(ctx, r, what);
+    }
+    return NVFP4JIT_OK;
+}
+
+static nvfp4jit_status sm100_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
+                                       const nvfp4jit_variant *v, const nvfp4jit_group *g,
+                                       size_t n, unsigned char *host, uint64_t dev,
+                                       fam_launch *launch) {
+    (void)dev;
+    size_t tiles = count_tiles(v, g, n);
+    NJ_RETURN_IF(ctx, tiles > 0x7fffffff, NVFP4JIT_ERR_INVALID_PROBLEM,
+                 "problem set needs %zu tiles (more than a grid holds)", tiles);
+    size_t mo = maps_off(n), to = mo + 256 * n;
+    memset(host, 0, to);
+    int32_t h32[4] = {(int32_t)tiles, (int32_t)n, 0, 0};
+    uint64_t h64[3] = {mo, to, 64};
+    memcpy(host, h32, sizeof h32);
+    memcpy(host + 16, h64, sizeof h64);
+    int32_t *t = (int32_t *)(host + to);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char *d = host + 64 + 32 * i;
+        uint64_t p[3] = {g[i].c, g[i].sfa, g[i].sfb};
+        int32_t s[2] = {(int32_t)g[i].m, (int32_t)g[i].n};
+        memcpy(d, p, sizeof p);
+        memcpy(d + 24, s, sizeof s);
+        if (g[i].m == 0) continue;
+        NJ_FORWARD_IF_ERROR(encode_map(ctx, api, host + mo + 256 * i, g[i].a, g[i].m, g[i].k,
+                                       v->block_m, v->block_k, i, "A"));
+        NJ_FORWARD_IF_ERROR(encode_map(ctx, api, host + mo + 256 * i + 128, g[i].b, g[i].n,
+                                       g[i].k, v->block_n, v->block_k, i, "B"));
+        int tm = (int)((g[i].m + v->block_m - 1) / v->block_m);
+        int tn = (int)((g[i].n + v->block_n - 1) / v->block_n);
+        for (int b = 0; b < tn; b++) /* weight (B) tile outer: CTAs side by side share it */
+            for (int a = 0; a < tm; a++) {
+                t[0] = (int32_t)i;
+                t[1] = a * v->block_m;
+                t[2] = b * v->block_n;
+                t[3] = (int32_t)g[i].k;
+                t += 4;
+            }
+    }
+    launch->num_ctas = (unsigned)tiles;
+    launch->threads = (unsigned)sm100_threads(v);
+    launch->dyn_smem = sm100_dyn_smem(v);
+    return NVFP4JIT_OK;
+}
+
+const family fam_sm100a = {
+    NVFP4JIT_ARCH_SM100A, "sm_100a", "sm100a_grouped.cu", sm100_check, sm100_threads,
+    sm100_dyn_smem, sm100_params, sm100_enumerate, sm100_blob_size, sm100_blob_fill,
+};

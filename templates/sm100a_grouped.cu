@@ -1,0 +1,234 @@
+% -- sm100a_grouped.cu: NVFP4 block-scaled grouped GEMM for Blackwell (sm_100a), grown from
+% -- the seed kernel (shared/seed/submission_407526.py.txt). COMPILED AND INSPECTED ONLY: no
+% -- Blackwell GPU was available, this kernel has never run.
+% --
+% -- 6 warps: 4 epilogue warps (128 threads, one accumulator row each), 1 TMA producer,
+% -- 1 MMA issuer. A/B tiles by 2-D TMA (4-bit elements, swizzled K-major), scale tiles by
+% -- 1-D bulk copies (one 128-row x 64-k block of the blocked layout is 512 contiguous bytes),
+% -- tcgen05.cp of the scales into tensor memory, tcgen05.mma kind::mxf4nvf4 block16
+% -- (MMA_K = 64), fp32 accumulators in tensor memory, tcgen05.ld and fp16 stores.
+% -- Differences from the seed: BLOCK_N / BLOCK_K / STAGES are parameters; the group table,
+% -- tensor maps and tile list are sized by the host (any number of groups); the last k-tile
+% -- may be partial (K % 64 == 0 only): it issues only the 64-k MMA steps and scale copies that
+% -- exist, so no scale byte past the blocked buffer is read; stores are masked on N too.
+% local SUB = BLOCK_K // 64              -- MMA_K steps per k-tile
+% local ROW_BYTES = BLOCK_K // 2         -- bytes of one tile row (4-bit elements)
+% local SW = ROW_BYTES                   -- swizzle span = row bytes (128B or 64B)
+% local A_SIZE = BLOCK_M * ROW_BYTES
+% local B_SIZE = BLOCK_N * ROW_BYTES
+% local SF_SIZE = 128 * BLOCK_K // 16    -- SUB blocks of 512 bytes
+% local STAGE = A_SIZE + B_SIZE + 2 * SF_SIZE
+% local SFA_TMEM = BLOCK_N               -- tensor-memory columns: accumulator first
+% local SFB_TMEM = SFA_TMEM + 4 * SUB
+% local TMEM_COLS = 32
+% while TMEM_COLS < SFB_TMEM + 4 * SUB do TMEM_COLS = TMEM_COLS * 2 end
+% -- tcgen05 shared-memory descriptor layout type (PTX ISA "Shared memory descriptor",
+% -- bits 61-63): 2 = 128-byte swizzle, 4 = 64-byte swizzle
+% local LAYOUT = (SW == 128) and 2 or 4
+// nvfp4jit generated kernel: ${ARCH} BLOCK_M=${BLOCK_M} BLOCK_N=${BLOCK_N} BLOCK_K=${BLOCK_K} STAGES=${STAGES}
+// (sm_100a: compiled and inspected only, never run)
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+struct GroupDesc {            // 32 bytes (blob layout: fam_sm100.c)
+  u64 c, sfa, sfb;
+  int m, n;
+};
+struct BlobHeader {           // 64 bytes
+  int num_tiles, num_groups, k_unused, pad;
+  u64 maps_off, tiles_off, groups_off, pad2[3];
+};
+struct __align__(64) TmaDesc { u64 opaque[16]; };   // CUtensorMap: 128 bytes, 64-byte aligned
+struct Tile { int group, off_m, off_n, k; };
+
+// L2 cache hints (PTX ISA "createpolicy" encodings used by the seed)
+constexpr u64 EVICT_FIRST = 0x12F0000000000000ULL;
+constexpr u64 EVICT_LAST  = 0x14F0000000000000ULL;
+
+// Matrix-descriptor address fields hold (address & 0x3FFFF) >> 4 (PTX ISA tcgen05
+// "Shared memory descriptor": 14-bit fields in units of 16 bytes).
+__device__ inline constexpr u64 desc_encode(u64 x) { return (x & 0x3FFFFULL) >> 4ULL; }
+
+__device__ __forceinline__ u32 elect_sync() {
+  u32 pred = 0;
+  asm volatile("{\n\t.reg .pred %%px;\n\telect.sync _|%%px, %1;\n\t@%%px mov.s32 %0, 1;\n\t}"
+               : "+r"(pred) : "r"(0xFFFFFFFF));
+  return pred;
+}
+__device__ __forceinline__ void mbarrier_init(int mbar_addr, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(mbar_addr), "r"(count));
+}
+__device__ __forceinline__ void mbarrier_wait(int mbar_addr, int phase) {
+  u32 ticks = 0x989680;  // suspend-time hint for try_wait (PTX ISA "mbarrier.try_wait")
+  asm volatile("{\n\t.reg .pred P1;\n\tLAB_WAIT:\n\t"
+               "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 P1, [%0], %1, %2;\n\t"
+               "@!P1 bra.uni LAB_WAIT;\n\t}" :: "r"(mbar_addr), "r"(phase), "r"(ticks));
+}
+__device__ __forceinline__ void bulk_g2s(int dst, const void *src, int size, int mbar_addr, u64 policy) {
+  asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;"
+               :: "r"(dst), "l"(src), "r"(size), "r"(mbar_addr), "l"(policy));
+}
+__device__ __forceinline__ void tma_2d_g2s(int dst, const void *tmap, int x, int y, int mbar_addr, u64 policy) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes.cta_group::1.L2::cache_hint "
+               "[%0], [%1, {%2, %3}], [%4], %5;"
+               :: "r"(dst), "l"(tmap), "r"(x), "r"(y), "r"(mbar_addr), "l"(policy) : "memory");
+}
+__device__ __forceinline__ void tcgen05_cp_nvfp4(int taddr, u64 s_desc) {
+  asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;" :: "r"(taddr), "l"(s_desc));
+}
+__device__ __forceinline__ void tcgen05_mma_nvfp4(int d_tmem, u64 a_desc, u64 b_desc, u32 i_desc,
+                                                  int sfa_tmem, int sfb_tmem, int enable_input_d) {
+  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %6, 0;\n\t"
+               "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 [%0], %1, %2, %3, [%4], [%5], p;\n\t}"
+               :: "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(i_desc), "r"(sfa_tmem), "r"(sfb_tmem), "r"(enable_input_d));
+}
+// 16 lanes x 256 bits, repeated ${BLOCK_N // 8} times: ${BLOCK_N // 2} fp32 registers per thread
+// (PTX ISA "tcgen05.ld" shape .16x256b): regs 4i..4i+1 row lane/4, regs 4i+2..4i+3 row lane/4+8,
+// columns 8i + 2*(lane%4) + {0,1}.
+__device__ __forceinline__ void tmem_ld(float *t, int row, int col) {
+  const int addr = (row << 16) | col;
+% local outs, cons = {}, {}
+% for i = 0, BLOCK_N // 2 - 1 do outs[#outs + 1] = "%" .. i; cons[#cons + 1] = '"=f"(t[' .. i .. '])' end
+  asm volatile("tcgen05.ld.sync.aligned.16x256b.x${BLOCK_N // 8}.b32 {${table.concat(outs, ", ")}}, [%${BLOCK_N // 2}];"
+               : ${table.concat(cons, ", ")} : "r"(addr));
+}
+__device__ __forceinline__ u32 f32x2_to_f16x2(float a, float b) {
+  u32 r;
+  asm("cvt.rn.f16x2.f32 %0, %2, %1;" : "=r"(r) : "f"(a), "f"(b));
+  return r;
+}
+
+extern "C" __global__ void __launch_bounds__(${THREADS})
+${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
+  const BlobHeader *hdr = (const BlobHeader *)blob;
+  const GroupDesc *groups = (const GroupDesc *)(blob + hdr->groups_off);
+  const TmaDesc *maps = (const TmaDesc *)(blob + hdr->maps_off);
+  const Tile t4 = ((const Tile *)(blob + hdr->tiles_off))[blockIdx.x];
+  const int tid = threadIdx.x, warp_id = tid / 32, lane_id = tid % 32;
+  const int group = t4.group, off_m = t4.off_m, off_n = t4.off_n, K = t4.k;
+  const GroupDesc g = groups[group];
+  const int M = g.m, N = g.n;
+  constexpr int NUM_WARPS = ${BLOCK_M // 32 + 2};
+
+  extern __shared__ __align__(1024) char smem_ptr[];
+  const int smem = (int)__cvta_generic_to_shared(smem_ptr);
+  __shared__ long long mbars[${STAGES * 2 + 1}];
+  __shared__ int tmem_base_slot;
+  const int tma_mbar = (int)__cvta_generic_to_shared(mbars);
+  const int mma_mbar = tma_mbar + ${STAGES} * 8;
+  const int done_mbar = mma_mbar + ${STAGES} * 8;
+
+  if (warp_id == 0 && elect_sync()) {
+    for (int i = 0; i < ${STAGES * 2 + 1}; i++) mbarrier_init(tma_mbar + i * 8, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;");
+  } else if (warp_id == 1) {
+    // tensor-memory allocation: a power of two >= 32 columns (PTX ISA "tcgen05.alloc")
+    asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], ${TMEM_COLS};"
+                 :: "r"((int)__cvta_generic_to_shared(&tmem_base_slot)));
+    asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;");
+  }
+  asm volatile("tcgen05.fence::before_thread_sync;");
+  __syncthreads();
+  asm volatile("tcgen05.fence::after_thread_sync;");
+  const int tmem = tmem_base_slot;        // accumulator at column 0 of the allocation
+
+  const TmaDesc *A_tmap = maps + 2 * group;
+  const TmaDesc *B_tmap = maps + 2 * group + 1;
+  unsigned short *C = (unsigned short *)g.c;
+  const int num_iters = (K + ${BLOCK_K - 1}) / ${BLOCK_K};
+  const int k_blocks = K / 64;            // 512-byte scale blocks per 128 rows
+  const u64 cache_A = M > N ? EVICT_FIRST : EVICT_LAST;
+  const u64 cache_B = M > N ? EVICT_LAST : EVICT_FIRST;
+  // the 128-row scale block holds BLOCK_N-row tiles side by side: this tile's rows start at
+  // lane group (off_n % 128) / 32 of the copied block (the seed's (tn & 1) * BLOCK_N/32).
+  const int sfb_lane = (off_n % 128) / 32;
+
+  if (warp_id == NUM_WARPS - 2 && elect_sync()) {
+    // ---- TMA producer ----
+    const char *SFA_base = (const char *)g.sfa + (long long)(off_m / 128) * k_blocks * 512;
+    const char *SFB_base = (const char *)g.sfb + (long long)(off_n / 128) * k_blocks * 512;
+    for (int it = 0; it < num_iters; it++) {
+      const int stage = it % ${STAGES};
+      if (it >= ${STAGES}) mbarrier_wait(mma_mbar + stage * 8, (it / ${STAGES} - 1) % 2);
+      const int mbar = tma_mbar + stage * 8;
+      const int A_s = smem + stage * ${STAGE}, B_s = A_s + ${A_SIZE};
+      const int SFA_s = B_s + ${B_SIZE}, SFB_s = SFA_s + ${SF_SIZE};
+      const int kb = it * ${SUB};
+      const int nsub = min(${SUB}, k_blocks - kb);   // 64-k steps that exist in this k-tile
+      tma_2d_g2s(A_s, A_tmap, it * ${BLOCK_K}, off_m, mbar, cache_A);
+      tma_2d_g2s(B_s, B_tmap, it * ${BLOCK_K}, off_n, mbar, cache_B);
+      bulk_g2s(SFA_s, SFA_base + kb * 512, nsub * 512, mbar, cache_A);
+      bulk_g2s(SFB_s, SFB_base + kb * 512, nsub * 512, mbar, cache_B);
+      // TMA boxes count in full (out-of-bounds elements are zero-filled but still arrive)
+      asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;"
+                   :: "r"(mbar), "r"(${A_SIZE + B_SIZE} + 2 * nsub * 512) : "memory");
+    }
+  } else if (warp_id == NUM_WARPS - 1 && elect_sync()) {
+    // ---- MMA issuer ----
+    // Instruction descriptor, kind::mxf4nvf4 (PTX ISA "Instruction descriptor" for
+    // .kind::mxf4nvf4, the seed's encoding): bits 7-9 A type = E2M1 (1), bits 10-12 B type
+    // = E2M1 (1), bits 17-22 N >> 3, bits 27-28 M >> 7; K-major A and B, scale type UE4M3.
+    constexpr u32 i_desc = (1U << 7U) | (1U << 10U) | ((u32)${BLOCK_N} >> 3U << 17U) | ((u32)${BLOCK_M} >> 7U << 27U);
+    for (int it = 0; it < num_iters; it++) {
+      const int stage = it % ${STAGES};
+      mbarrier_wait(tma_mbar + stage * 8, (it / ${STAGES}) % 2);
+      asm volatile("tcgen05.fence::after_thread_sync;");
+      const int A_s = smem + stage * ${STAGE}, B_s = A_s + ${A_SIZE};
+      const int SFA_s = B_s + ${B_SIZE}, SFB_s = SFA_s + ${SF_SIZE};
+      const int nsub = min(${SUB}, k_blocks - it * ${SUB});
+      // A/B descriptors: start address, stride byte offset = 8 rows x ${SW} B, bit 46 =
+      // descriptor version 1 (sm_100), layout type ${LAYOUT} (bits 61-63)
+      auto desc_ab = [](int addr) -> u64 {
+        return desc_encode(addr) | (desc_encode(8 * ${SW}) << 32ULL) | (1ULL << 46ULL) | ((u64)${LAYOUT} << 61ULL);
+      };
+      // scale descriptors: 128 rows x 16 B per 512-byte block, stride 8 rows x 16 B, no swizzle
+      auto desc_sf = [](int addr) -> u64 {
+        return desc_encode(addr) | (desc_encode(8 * 16) << 32ULL) | (1ULL << 46ULL);
+      };
+      for (int k = 0; k < nsub; k++) {
+        tcgen05_cp_nvfp4(tmem + ${SFA_TMEM} + k * 4, desc_sf(SFA_s + k * 512));
+        tcgen05_cp_nvfp4(tmem + ${SFB_TMEM} + k * 4, desc_sf(SFB_s + k * 512));
+      }
+      for (int k = 0; k < nsub; k++) {
+        // one MMA_K = 64 step is 32 bytes along the swizzled K-major row
+        tcgen05_mma_nvfp4(tmem, desc_ab(A_s + k * 32), desc_ab(B_s + k * 32), i_desc,
+                          tmem + ${SFA_TMEM} + k * 4, tmem + ${SFB_TMEM} + sfb_lane + k * 4,
+                          (it > 0 || k > 0) ? 1 : 0);
+      }
+      asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];"
+                   :: "r"(mma_mbar + stage * 8) : "memory");
+    }
+    asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];"
+                 :: "r"(done_mbar) : "memory");
+  } else if (tid < ${BLOCK_M}) {
+    // ---- epilogue: warp w reads accumulator lanes 32w..32w+31 ----
+    mbarrier_wait(done_mbar, 0);
+    asm volatile("tcgen05.fence::after_thread_sync;");
+    const bool full_tile = off_m + ${BLOCK_M} <= M && off_n + ${BLOCK_N} <= N;
+    for (int m0 = 0; m0 < 2; m0++) {
+      float t[${BLOCK_N // 2}];
+      tmem_ld(t, warp_id * 32 + m0 * 16, tmem & 0xFFFF);
+      asm volatile("tcgen05.wait::ld.sync.aligned;");
+      const int row = off_m + warp_id * 32 + m0 * 16 + lane_id / 4;
+#pragma unroll
+      for (int i = 0; i < ${BLOCK_N // 8}; i++) {
+        const int col = off_n + i * 8 + (lane_id % 4) * 2;   // N % 8 == 0: col < N => col+1 < N
+        const u32 v0 = f32x2_to_f16x2(t[i * 4 + 0], t[i * 4 + 1]);
+        const u32 v1 = f32x2_to_f16x2(t[i * 4 + 2], t[i * 4 + 3]);
+        if (full_tile) {
+          *(u32 *)(C + (long long)row * N + col) = v0;
+          *(u32 *)(C + (long long)(row + 8) * N + col) = v1;
+        } else if (col < N) {
+          if (row < M) *(u32 *)(C + (long long)row * N + col) = v0;
+          if (row + 8 < M) *(u32 *)(C + (long long)(row + 8) * N + col) = v1;
+        }
+      }
+    }
+  }
+  asm volatile("tcgen05.fence::before_thread_sync;");
+  __syncthreads();
+  if (warp_id == 1) {
+    asm volatile("tcgen05.fence::after_thread_sync;");
+    asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, ${TMEM_COLS};" :: "r"(tmem));
+  }
+}
