@@ -67,6 +67,12 @@ static int sm90_check(const nvfp4jit_variant *v, char *why, size_t n) {
     int items = ((v->block_m + v->block_n) * (v->block_k / 16) + threads - 1) / threads;
     int chunks = ((v->block_m + v->block_n) * (v->block_k / 32) + threads - 1) / threads;
     int need = v->block_n / 2 + 4 * items + 3 * chunks + 40;
+    /* Measured (every variant compiled, 2026-12-02): more than 8 hoisted decode items per
+     * thread spills at 128 threads, so the rule keeps to at most 8. */
+    if (items > 8) {
+        snprintf(why, n, "%d decode items per thread (> 8: the hoisted addressing spills)", items);
+        return 0;
+    }
     int have = SM90_REGS_MAX / threads;
     if (have > 255) have = 255;
     if (need > have) {
