@@ -237,9 +237,15 @@ typedef enum nvfp4jit_choice {
     NVFP4JIT_CHOICE_TUNED = 2
 } nvfp4jit_choice;
 
-/** Make a plan for a problem set on an arch: choose a variant (forced when `force` is not
- *  NULL, else the heuristic) and compile it. Shapes are taken from groups (pointers may be 0
- *  here; they are given to nvfp4jit_plan_run). No device access.
+/** Make a plan for a problem set on an arch: choose a variant and compile it. The variant
+ *  is `force` when it is not NULL; else the tuning database's entry for this device and
+ *  problem-set signature when there is one (NVFP4JIT_CHOICE_TUNED, see nvfp4jit_tune());
+ *  else the heuristic. Shapes are taken from groups (pointers may be 0 here; they are given
+ *  to nvfp4jit_plan_run). The only device access is the tuning-database lookup, which asks
+ *  the driver for the device's name, SM count and driver version (no CUDA context is created;
+ *  without a driver or device the lookup is skipped silently). The lookup is also skipped
+ *  when the context has no disk cache or NVFP4JIT_NO_TUNE is set to a non-empty value other
+ *  than "0"; an entry whose variant is invalid is ignored with a warning.
  *  @return NVFP4JIT_OK; NVFP4JIT_ERR_INVALID_PROBLEM; NVFP4JIT_ERR_INVALID_VARIANT;
  *  NVFP4JIT_ERR_UNSUPPORTED_ARCH; compile errors as nvfp4jit_compile. *out = NULL on error. */
 NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_arch arch,
@@ -268,6 +274,92 @@ NVFP4JIT_API nvfp4jit_kernel *nvfp4jit_plan_kernel(const nvfp4jit_plan *plan);
 NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *plan,
                                                const nvfp4jit_group *groups,
                                                size_t num_groups, void *stream);
+
+/* ---- autotuning ------------------------------------------------------------------------- */
+/** One timed candidate of nvfp4jit_tune(), in the heuristic's order. */
+typedef struct nvfp4jit_tune_result {
+    nvfp4jit_variant variant;
+    int heuristic_rank;     /* 0 = the heuristic's first choice */
+    double est_us;          /* the cost model's estimate */
+    double median_us;       /* measured median; < 0 when not timed (see status) */
+    double min_us;          /* fastest timed launch; < 0 when not timed */
+    nvfp4jit_status status; /* NVFP4JIT_OK, the compile error, or NVFP4JIT_ERR_NOT_FOUND when
+                               the time limit ran out before this candidate */
+    int winner;             /* 1 for the chosen variant */
+} nvfp4jit_tune_result;
+
+/** Options of nvfp4jit_tune(); zero-initialise, then set what you need (0 = default). */
+typedef struct nvfp4jit_tune_options {
+    /** How many of the heuristic's best-ranked variants (by estimated time) are compiled and
+     *  timed. 0: 12. */
+    int candidates;
+    /** Wall-clock budget in seconds for compiling and timing; candidates not started when it
+     *  runs out are skipped (the heuristic's first choice is always timed). 0: no limit. */
+    double time_limit_s;
+    /** Timed launches per candidate, each between two CUDA events; the median is used.
+     *  0: 20; values below 10 are raised to 10. */
+    int iters;
+    /** Untimed launches per candidate before timing. 0: 3. */
+    int warmup;
+    /** Compile threads (one context each, sharing the disk cache directory). 0: the number of
+     *  online CPUs, at most 16. Without a disk cache, compiling is serial. */
+    int jobs;
+    /** 1: draw a progress bar on stderr when stderr is a terminal (nothing otherwise). */
+    int progress;
+    /** 1: print one line per timed candidate to stderr. */
+    int verbose;
+    /** 1: do not write the result to the tuning database. */
+    int no_store;
+    /** Optional: receives up to results_cap candidates (heuristic order); *results_count (if
+     *  not NULL) the number of candidates considered. */
+    nvfp4jit_tune_result *results;
+    size_t results_cap;
+    size_t *results_count;
+} nvfp4jit_tune_options;
+
+/** Autotune a problem set on the current device (the caller's current CUDA context, else
+ *  device 0's primary context): rank the valid variants with the cost model, compile the
+ *  best `candidates` of them in parallel (into the disk cache), time each on the device with
+ *  CUDA events (warm-up, then the median of `iters` launches), and choose the fastest.
+ *  Near-ties are decided deterministically: every candidate whose median is within 3 % of
+ *  the fastest is tied, and the tie goes to the one the heuristic ranked higher. The winner
+ *  is checked against the CPU reference (ref_gemm) on a sample of every non-empty group
+ *  (the first and last 128 rows of A against the first and last 128 rows of B, within a
+ *  budget of work): the inputs are copied back from the device, so any data works as long
+ *  as its products fit in fp16. A winner that fails the check is dropped (with a warning)
+ *  and the next one in the same order is taken.
+ *
+ *  groups must carry real device pointers (as for nvfp4jit_plan_run): A, B, SFA and SFB are
+ *  only read, but C of every group IS OVERWRITTEN (many times) with the product.
+ *
+ *  Unless opt->no_store, the result is stored in the tuning database (see
+ *  nvfp4jit_tune_db_path) under the key (device name, SM count, driver version, library
+ *  version, problem-set signature), and nvfp4jit_plan_create uses it for every later problem
+ *  set with the same signature on the same device. The signature is the arch plus, per group
+ *  in order, (bucket(M), N, K), where bucket(0) = 0, bucket(1..8) = 8 and bucket(M) = the
+ *  next power of two >= M above 8 (9..16 -> 16, 17..32 -> 32, 100 -> 128, 128 -> 128).
+ *  The database is the text file <cache_dir>/tune-v1.txt: a versioned header line, then one
+ *  entry per line (tab-separated: device, SMs, driver, library, signature, variant, median
+ *  us); it is rewritten atomically (temporary file + rename) under an flock(2) on
+ *  tune-v1.txt.lock, so many processes may tune at once; the last writer wins per key. Lines
+ *  that do not parse are ignored with a warning.
+ *
+ *  @param opt may be NULL (defaults). @param best receives the winner, @param best_us (may be
+ *  NULL) its median time in microseconds.
+ *  @return NVFP4JIT_OK; NVFP4JIT_ERR_INVALID_ARG; NVFP4JIT_ERR_INVALID_PROBLEM;
+ *  NVFP4JIT_ERR_UNSUPPORTED_ARCH; NVFP4JIT_ERR_NO_DRIVER / NVFP4JIT_ERR_NO_DEVICE (nothing
+ *  else is done then); NVFP4JIT_ERR_ARCH_MISMATCH (the device does not run arch);
+ *  NVFP4JIT_ERR_CUDA; compile errors when no candidate compiles; NVFP4JIT_ERR_INTERNAL when no
+ *  candidate passes the reference check; NVFP4JIT_ERR_TUNE_DB when the result cannot be
+ *  stored (*best is still set). */
+NVFP4JIT_API nvfp4jit_status nvfp4jit_tune(nvfp4jit_ctx *ctx, nvfp4jit_arch arch,
+                                           const nvfp4jit_group *groups, size_t n,
+                                           const nvfp4jit_tune_options *opt,
+                                           nvfp4jit_variant *best, double *best_us);
+
+/** @return the path of the context's tuning database (<cache_dir>/tune-v1.txt; owned by ctx,
+ *  valid until the next call on ctx), or "" when the context has no cache directory. */
+NVFP4JIT_API const char *nvfp4jit_tune_db_path(nvfp4jit_ctx *ctx);
 
 /** Compute capability of the current (or first) device as major*10+minor, e.g. 90.
  *  @return NVFP4JIT_OK, NVFP4JIT_ERR_NO_DRIVER or NVFP4JIT_ERR_NO_DEVICE. */

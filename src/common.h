@@ -52,6 +52,7 @@ struct nvfp4jit_ctx {
     int cu_ready;
     int device_cc;
     int device_sms;
+    char tune_db[4200]; /* nvfp4jit_tune_db_path's answer */
 };
 
 /* Record a status and a formatted message on ctx (ctx may be NULL). @return s. */

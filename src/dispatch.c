@@ -12,6 +12,7 @@
 #include "family.h"
 #include "heuristic.h"
 #include "kernel.h"
+#include "tune.h"
 
 struct nvfp4jit_plan {
     nvfp4jit_ctx *ctx;
@@ -55,6 +56,8 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_ar
                      (int)arch);
         v = *force;
         choice = NVFP4JIT_CHOICE_FORCED;
+    } else if (tune_lookup(ctx, arch, groups, num_groups, &v)) {
+        choice = NVFP4JIT_CHOICE_TUNED;
     } else {
         NJ_FORWARD_IF_ERROR(heur_choose(ctx, arch, groups, num_groups, &v, &choice));
     }

@@ -17,6 +17,13 @@ static char out[OUT_CAP];
 /* The seed's sm_100a variant: compiles in ~0.25 s, runs nowhere here. */
 #define VARIANT_ARGS "--arch sm_100a --tile 128x64x256 --stages 6"
 
+/* The command's path, made absolute (some tests cd first). */
+static const char *tool_path(void) {
+    static char abs[4096];
+    if (!abs[0] && !realpath(tu_tool(), abs)) snprintf(abs, sizeof abs, "%s", tu_tool());
+    return abs;
+}
+
 static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -33,7 +40,7 @@ static int tool(const char *cache, const char *fmt, ...) {
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     snprintf(cmd, sizeof cmd, "NVFP4JIT_CACHE_DIR='%s' '%s' %s",
-             cache ? cache : "/nonexistent/nvfp4jit-test-cache", tu_tool(), args);
+             cache ? cache : "/nonexistent/nvfp4jit-test-cache", tool_path(), args);
     return tu_run(cmd, out, sizeof out);
 }
 
@@ -390,7 +397,7 @@ static void test_compile_and_cache(void) {
         char cmd[8192];
         snprintf(cmd, sizeof cmd,
                  "PATH=/nonexistent CUDA_HOME=/nonexistent NVFP4JIT_CACHE_DIR='%s' '%s' inspect "
-                 VARIANT_ARGS " --sass", dir, tu_tool());
+                 VARIANT_ARGS " --sass", dir, tool_path());
         rc = tu_run(cmd, out, sizeof out);
         CHECK(rc == 1 && contains(out, "neither nvdisasm nor cuobjdump"));
     }
@@ -474,7 +481,7 @@ static void test_concurrent_compile(void) {
              "( NVFP4JIT_CACHE_DIR='%s' '%s' compile " VARIANT_ARGS " > out.$i 2>&1; "
              "echo $? > rc.$i ) & done; wait; "
              "for i in $(seq 16); do printf 'rc%%s=%%s\\n' $i \"$(cat rc.$i)\"; done",
-             dir, cache, tu_tool());
+             dir, cache, tool_path());
     int f0 = tu_failures;
     CHECK(tu_run(cmd, out, sizeof out) == 0);
     for (int i = 1; i <= 16; i++) {

@@ -70,7 +70,8 @@ static int run_and_check(const char *cmd, tool_dev *dev, nvfp4jit_plan *plan, to
     for (size_t i = 0; i < data->n; i++) {
         const nvfp4jit_group *g = &data->g[i];
         if (g->m == 0) continue;
-        if ((r = api->cuMemsetD8((CUdeviceptr)g->c, 0xFF, (size_t)(g->m * g->n * 2))))
+        if ((r = api->cuMemsetD8Async((CUdeviceptr)g->c, 0xFF, (size_t)(g->m * g->n * 2),
+                                      dev->stream)))
             return tool_cu_fail(cmd, dev, r, "cuMemsetD8 (poisoning C)");
     }
     run_ctx rc = {cmd, plan, data, dev};

@@ -5,16 +5,21 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "choose.h"
 #include "tool.h"
 
 /* The subcommands. Later ones (variants, explain, tune, warm) are one more line here and a
  * cmd_*.c file that defines their run function. */
 static const tool_cmd tool_commands[] = {
     {"compile", "render and compile one variant (or load it from the cache)", cmd_compile},
-    {"inspect", "print a variant's source, PTX, SASS, log or resources", cmd_inspect},
+    {"inspect", "print a variant's source, PTX, SASS, log, resources or --mix", cmd_inspect_mix},
     {"cache", "show, list, verify or clear the disk cache", cmd_cache},
     {"demo", "plan, compile and (on a GPU) run and check the grouped GEMM", cmd_demo},
     {"bench", "time the chosen variant against cuBLAS fp16/bf16 (needs a GPU)", cmd_bench},
+    {"variants", "list the valid variant space of an arch", cmd_variants},
+    {"explain", "show the heuristic's candidates, their costs and why the winner won", cmd_explain},
+    {"tune", "time the best candidates on the GPU and store the winner (needs a GPU)", cmd_tune},
+    {"warm", "compile the variant space (or each set's choice) into the cache in parallel", cmd_warm},
     {NULL, NULL, NULL},
 };
 

@@ -75,8 +75,28 @@ static void help_opts(const tool_opt *o) {
             snprintf(left, sizeof left, "--%s", o->name);
         else
             snprintf(left, sizeof left, "--%s %s", o->name, o->metavar ? o->metavar : "X");
-        printf("  %-22s %s", left, o->help ? o->help : "");
-        if (o->kind == OPT_INT) printf(" [%ld..%ld]", o->lo, o->hi);
+        char text[512];
+        if (o->kind == OPT_INT)
+            snprintf(text, sizeof text, "%s [%ld..%ld]", o->help ? o->help : "", o->lo, o->hi);
+        else
+            snprintf(text, sizeof text, "%s", o->help ? o->help : "");
+        /* wrap the text at 96 columns, continuing under its first column */
+        printf("  %-22s", left);
+        const char *p = text;
+        int col = 24, first = 1;
+        while (*p) {
+            size_t w = strcspn(p, " ");
+            if (!first && col + 1 + (int)w > 96) {
+                printf("\n%24s", "");
+                col = 24;
+                first = 1;
+            }
+            printf(" %.*s", (int)w, p);
+            col += 1 + (int)w;
+            first = 0;
+            p += w;
+            while (*p == ' ') p++;
+        }
         printf("\n");
     }
 }
