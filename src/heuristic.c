@@ -6,7 +6,7 @@
  *   mma    = 2*BM*BN*BK flops at the tensor-core rate per SM
  *   decode = (BM+BN)*BK values at the measured dequantisation rate per SM (sm_90a only:
  *            about 10 values/clock as measured in the whole kernel), nothing for sm_100a (fp4 tensor cores)
- * plus a fixed prologue/epilogue cost. Tiles are spread over the SMs in waves (the busiest SM
+ * plus a fixed cost per k-step (barriers and waits that do not overlap) and per tile. Tiles are spread over the SMs in waves (the busiest SM
  * sets the time). The DRAM floor is every byte read once (A, B, scales) plus C written, plus
  * re-reads of the operand that is not shared by consecutive CTAs, at the measured bandwidth;
  * the estimate is the larger of the floor and the compute time. Ties (within 2 %) go to the
@@ -25,12 +25,16 @@ typedef struct arch_rates {
     double decode_per_clk;    /* values per clock per SM, 0 = no decode */
     double dram_bytes_per_us; /* bytes per microsecond */
     double tile_overhead_us;  /* prologue + epilogue of one tile */
+    double iter_overhead_clk; /* per k-step: barriers, waits, loop (not overlapped) */
 } arch_rates;
 
 /* decode rate: measured on the H200 (bench3, 128x128x64: ~1700 clocks per k-tile of 16K values,
  * 2026-12-02), not the standalone decoder rate of DESIGN.md */
-static const arch_rates rates_sm90 = {1.75, 132, 4096.0, 10.0, 4.25e6, 1.5};
-static const arch_rates rates_sm100 = {1.9, 148, 16384.0, 0.0, 7.0e6, 1.0};
+/* iter_overhead: tuning on the H200 (2026-12-02) found BLOCK_K 128 16 % faster than 64 for the
+ * 256x24 decode tiles of decode64-down, i.e. ~1000 clocks per extra k-step there; 400 is a
+ * compromise with bench3, where BLOCK_K made no difference. */
+static const arch_rates rates_sm90 = {1.75, 132, 4096.0, 10.0, 4.25e6, 1.5, 400.0};
+static const arch_rates rates_sm100 = {1.9, 148, 16384.0, 0.0, 7.0e6, 1.0, 100.0};
 
 typedef struct rank_acc {
     const family *f;
@@ -59,7 +63,8 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
         double dec = r->decode_per_clk > 0
                          ? (double)(v->block_m + v->block_n) * v->block_k / r->decode_per_clk
                          : 0;
-        double tile_us = ksteps * fmax(mma, dec) / clk_per_us + r->tile_overhead_us;
+        double tile_us = ksteps * (fmax(mma, dec) + r->iter_overhead_clk) / clk_per_us +
+                         r->tile_overhead_us;
         tiles += (long long)(tx * ty);
         work_us += tx * ty * tile_us;
         mma_total += tx * ty * ksteps * mma / clk_per_us;
