@@ -4,14 +4,8 @@
 # inspects; with an H100/H200 it also runs, checks against the CPU reference and times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! { [ -f /usr/include/lua5.4/lua.h ] && [ -f /usr/include/xxhash.h ]; }; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && apt-get install -y -qq liblua5.4-dev libxxhash-dev >/dev/null
-  else
-    echo "install liblua5.4-dev and libxxhash-dev (e.g. sudo apt-get install liblua5.4-dev libxxhash-dev)" >&2
-    exit 1
-  fi
-fi
+bash tools/setup.sh
+export PATH=/usr/local/cuda/bin:$PATH
 B=${NVFP4JIT_BUILD_DIR:-build}
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$B" -j"$(nproc)" >/dev/null

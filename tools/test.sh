@@ -3,6 +3,8 @@
 # "skipped: no CUDA device" where there is none.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash tools/setup.sh
+export PATH=/usr/local/cuda/bin:$PATH
 B=${NVFP4JIT_BUILD_DIR:-build}
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVFP4JIT_WERROR=ON ${NVFP4JIT_CMAKE_ARGS:-} >/dev/null
 cmake --build "$B" -j"$(nproc)"
