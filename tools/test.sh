@@ -9,5 +9,6 @@ B=${NVFP4JIT_BUILD_DIR:-build}
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVFP4JIT_WERROR=ON ${NVFP4JIT_CMAKE_ARGS:-} >/dev/null
 cmake --build "$B" -j"$(nproc)"
 export NVFP4JIT_CACHE_DIR="$(mktemp -d)"
+export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
 trap 'rm -rf "$NVFP4JIT_CACHE_DIR"' EXIT
 (cd "$B" && ctest --output-on-failure)
