@@ -95,7 +95,7 @@ static int executable(const char *p) {
 }
 
 /* Find `name` on PATH, in $CUDA_HOME/bin, then /usr/local/cuda/bin. @return 0 and the path. */
-static int find_cuda_tool(const char *name, char *out, size_t n) {
+int find_cuda_tool(const char *name, char *out, size_t n) {
     const char *path = getenv("PATH");
     if (path) {
         const char *p = path;

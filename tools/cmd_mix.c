@@ -3,9 +3,7 @@
  * `inspect` itself lives in cmd_compile.c; cmd_inspect_mix (the table entry for "inspect")
  * passes everything to it and only handles --mix: the cubin is disassembled with nvdisasm
  * (or cuobjdump --dump-sass) and the opcodes are counted by class. The tool search is the same
- * as cmd_compile.c's (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin).
- * NOTE: find_cuda_tool is duplicated from cmd_compile.c, where it is static; when that file
- * exports it (tool.h), this copy should go. */
+ * cmd_compile.c's find_cuda_tool (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -20,35 +18,7 @@
 #include <unistd.h>
 
 #include "choose.h"
-
-static int executable(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0;
-}
-
-static int find_tool(const char *name, char *out, size_t n) {
-    const char *path = getenv("PATH");
-    if (path) {
-        const char *p = path;
-        for (;;) {
-            const char *e = strchr(p, ':');
-            size_t len = e ? (size_t)(e - p) : strlen(p);
-            if (len) {
-                snprintf(out, n, "%.*s/%s", (int)len, p, name);
-                if (executable(out)) return 0;
-            }
-            if (!e) break;
-            p = e + 1;
-        }
-    }
-    const char *home = getenv("CUDA_HOME");
-    if (home && *home) {
-        snprintf(out, n, "%s/bin/%s", home, name);
-        if (executable(out)) return 0;
-    }
-    snprintf(out, n, "/usr/local/cuda/bin/%s", name);
-    return executable(out) ? 0 : -1;
-}
+#include "tool.h"
 
 /* Run argv, capturing stdout into *out (malloc'ed, NUL-terminated). @return exit status or -1. */
 static int capture(char *const argv[], char **out, size_t *len) {
@@ -163,9 +133,9 @@ static int line_opcode(const char *line, char *op, size_t n) {
 static int print_mix(const char *cmd, const nvfp4jit_kernel *k) {
     char tool[PATH_MAX];
     int nvdisasm = 1;
-    if (find_tool("nvdisasm", tool, sizeof tool)) {
+    if (find_cuda_tool("nvdisasm", tool, sizeof tool)) {
         nvdisasm = 0;
-        if (find_tool("cuobjdump", tool, sizeof tool)) {
+        if (find_cuda_tool("cuobjdump", tool, sizeof tool)) {
             fflush(stdout);
             fprintf(stderr,
                     "nvfp4jit %s: --mix needs the SASS, but neither nvdisasm nor cuobjdump "

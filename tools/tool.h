@@ -153,4 +153,8 @@ double tool_median(double *v, int n); /* sorts v */
  * 1e-3 tolerance (see the comment in gpudata.c). */
 int tool_scale_max_exp(int64_t k);
 
+/* Find a CUDA tool (nvdisasm, cuobjdump) on PATH, in $CUDA_HOME/bin, then /usr/local/cuda/bin.
+ * @return 0 with its path in out, -1 if not found. (tools/cmd_compile.c) */
+int find_cuda_tool(const char *name, char *out, size_t n);
+
 #endif
