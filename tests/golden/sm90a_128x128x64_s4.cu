@@ -102,7 +102,9 @@ nvfp4jit_grouped(const unsigned char *__restrict__ blob) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // 1024-byte alignment for the 128B-swizzle atoms (PTX ISA: swizzled layouts repeat every
   // 1024 bytes and the pattern is taken from address bits 4-6 and 7-9).
-  unsigned char *smem = (unsigned char *)(((unsigned long long)smem_raw + 1023) & ~1023ull);
+  // (pointer arithmetic on smem_raw, not an integer round trip, so the compiler keeps the
+  // shared address space and emits LDS/STS instead of generic loads and stores)
+  unsigned char *smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);
   unsigned char *fbuf = smem;                           // 2 x 32768 bytes of fp16 tiles
   unsigned char *raw = smem + 2 * 32768;           // 4 x 9216 packed bytes
 
