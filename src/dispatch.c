@@ -159,6 +159,17 @@ static int arch_runs_on(nvfp4jit_arch a, int cc) {
     return (a == NVFP4JIT_ARCH_SM90A && cc == 90) || (a == NVFP4JIT_ARCH_SM100A && cc == 100);
 }
 
+/* The one launch of a run (the blob is already on the device). */
+static nvfp4jit_status launch(nvfp4jit_plan *p, const drv_api *api, CUstream st) {
+    if (p->launch.num_ctas == 0) return NVFP4JIT_OK; /* every group has M = 0 */
+    void *args[] = {&p->dblob};
+    DRV_CHECK(p->ctx, api,
+              cuLaunchKernel(p->kernel->fn, p->launch.num_ctas, 1, 1, p->launch.threads, 1, 1,
+                             (unsigned)p->launch.dyn_smem, st, args, NULL),
+              "cuLaunchKernel");
+    return NVFP4JIT_OK;
+}
+
 NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *p, const nvfp4jit_group *groups,
                                                size_t num_groups, void *stream) {
     if (!p) return NVFP4JIT_ERR_INVALID_ARG;
@@ -178,8 +189,16 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *p, const nvfp4jit_
                          (long long)p->shapes[i].n, (long long)p->shapes[i].k);
         }
     }
+    /* Steady state: the context of the last launch is still current, so the device checks
+     * made then still hold; otherwise (first launch, other context) check everything. */
     nvfp4jit_status s;
-    const drv_api *api = drv_get(ctx, &s);
+    const drv_api *api = p->cu_ctx ? drv_load() : NULL;
+    CUcontext now = NULL;
+    if (api && api->cuCtxGetCurrent(&now) == CUDA_SUCCESS && now == p->cu_ctx) {
+        NJ_FORWARD_IF_ERROR(nj_kernel_load(ctx, api, p->kernel)); /* loaded: returns at once */
+        if (same) return launch(p, api, (CUstream)stream);
+    }
+    api = drv_get(ctx, &s);
     if (!api) return s;
     if (!arch_runs_on(p->v.arch, ctx->device_cc)) {
         return nj_fail(ctx, NVFP4JIT_ERR_ARCH_MISMATCH,
@@ -233,11 +252,5 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *p, const nvfp4jit_
         memcpy(p->last, groups, num_groups * sizeof *groups);
         p->have_last = 1;
     }
-    if (p->launch.num_ctas == 0) return NVFP4JIT_OK; /* every group has M = 0 */
-    void *args[] = {&p->dblob};
-    DRV_CHECK(ctx, api,
-              cuLaunchKernel(p->kernel->fn, p->launch.num_ctas, 1, 1, p->launch.threads, 1, 1,
-                             (unsigned)p->launch.dyn_smem, st, args, NULL),
-              "cuLaunchKernel");
-    return NVFP4JIT_OK;
+    return launch(p, api, st);
 }
