@@ -32,7 +32,8 @@ typedef struct arch_rates {
  * 2026-12-02), not the standalone decoder rate of DESIGN.md */
 /* iter_overhead: tuning on the H200 (2026-12-02) found BLOCK_K 128 16 % faster than 64 for the
  * 256x24 decode tiles of decode64-down, i.e. ~1000 clocks per extra k-step there; 400 is a
- * compromise with bench3, where BLOCK_K made no difference. */
+ * compromise; on bench3/bench4 (128x128 unswapped tiles) BLOCK_K 128 lost 8-11 % in tuning,
+ * so on sm_90a the term applies to swapped tiles only. */
 static const arch_rates rates_sm90 = {1.75, 132, 4096.0, 10.0, 4.25e6, 1.5, 400.0};
 static const arch_rates rates_sm100 = {1.9, 148, 16384.0, 0.0, 7.0e6, 1.0, 100.0};
 
@@ -63,8 +64,11 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
         double dec = r->decode_per_clk > 0
                          ? (double)(v->block_m + v->block_n) * v->block_k / r->decode_per_clk
                          : 0;
-        double tile_us = ksteps * (fmax(mma, dec) + r->iter_overhead_clk) / clk_per_us +
-                         r->tile_overhead_us;
+        /* the per-k-step cost showed on swapped tiles (weights streamed on the M side, few
+         * tokens: short k-steps whose barriers and waits are not hidden), not on the 128x128
+         * token tiles (measured, see rates_sm90) */
+        double iter = v->swap_ab || v->arch != NVFP4JIT_ARCH_SM90A ? r->iter_overhead_clk : 0;
+        double tile_us = ksteps * (fmax(mma, dec) + iter) / clk_per_us + r->tile_overhead_us;
         tiles += (long long)(tx * ty);
         work_us += tx * ty * tile_us;
         mma_total += tx * ty * ksteps * mma / clk_per_us;
