@@ -142,7 +142,20 @@ typedef struct nvfp4jit_variant {
     int stages;    /* pipeline depth */
     int swap_ab;   /* sm_90a: 1 = B (weights) on the MMA's M side, A (tokens) on its N side,
                       C written transposed; the choice for small M. sm_100a: must be 0. */
+    int strategy;  /* sm_90a: NVFP4JIT_STRATEGY_*; sm_100a: must be 0 */
 } nvfp4jit_variant;
+
+/** sm_90a strategies (how the NVFP4 operands reach the fp16 tensor cores). */
+enum {
+    /** Both operands are dequantised by the GEMM kernel into fp16 tiles in shared memory. */
+    NVFP4JIT_STRATEGY_DUAL = 0,
+    /** "act16" (formatted ":act16", needs swap_ab = 1 and BLOCK_K = 64): a first kernel
+     *  dequantises the tokens (A) once to fp16 into a workspace the plan owns; the GEMM kernel
+     *  (warp-specialised: one TMA producer warpgroup, BLOCK_M/64 consumer warpgroups, an
+     *  mbarrier ring of STAGES stages) decodes the weights (B) straight into wgmma's register
+     *  operand and reads the fp16 tokens from shared memory where TMA put them. */
+    NVFP4JIT_STRATEGY_ACT16 = 1
+};
 
 /** Check a variant against its arch's rules (shared memory, MMA shapes, tensor memory).
  *  @return NVFP4JIT_OK, NVFP4JIT_ERR_UNSUPPORTED_ARCH or NVFP4JIT_ERR_INVALID_VARIANT with the
@@ -364,6 +377,45 @@ NVFP4JIT_API const char *nvfp4jit_tune_db_path(nvfp4jit_ctx *ctx);
 /** Compute capability of the current (or first) device as major*10+minor, e.g. 90.
  *  @return NVFP4JIT_OK, NVFP4JIT_ERR_NO_DRIVER or NVFP4JIT_ERR_NO_DEVICE. */
 NVFP4JIT_API nvfp4jit_status nvfp4jit_device_arch(nvfp4jit_ctx *ctx, int *cc);
+
+/* ---- GPU reference ------------------------------------------------------------------------ */
+/** Compute every group's C with the GPU reference kernel, for checking results on shapes too
+ *  big for a CPU reference. It is SLOW (one thread per output element, double arithmetic,
+ *  no tiling: expect well under 1 % of the grouped GEMM's speed) and meant for tests only.
+ *
+ *  What it computes, per group with M > 0 and per element: C[m][n] = the sum over k in order
+ *  of (e2m1(A[m][k]) * e4m3(SFA)) * (e2m1(B[n][k]) * e4m3(SFB)), every value decoded exactly
+ *  by the data contract above (a 16-entry e2m1 table; e4m3 with subnormals, 0x7F/0xFF give
+ *  NaN), multiplied and summed in double, rounded ONCE to fp16 (round to nearest even,
+ *  overflow to inf, NaN stays NaN) and stored row-major. Every product is exact in double and
+ *  so is every partial sum below 2^33, so on data whose products fit in fp16's range the
+ *  result is the exact sum correctly rounded, the same bits as the CPU reference.
+ *
+ *  groups follow the same contract as nvfp4jit_plan_run (checked with
+ *  nvfp4jit_problem_check); C of every group with M > 0 is overwritten, groups with M = 0
+ *  are skipped (no launch, pointers not read). The kernel is rendered and compiled for the
+ *  current device (the caller's current CUDA context, else device 0's primary context:
+ *  sm_90a on compute capability 9.0, sm_100a on 10.0) on first use, kept in the disk cache
+ *  under a key of its own and in ctx until ctx is destroyed. One launch per non-empty group,
+ *  all asynchronous on `stream` (a CUstream; 0 = the legacy default stream).
+ *  @return NVFP4JIT_OK; NVFP4JIT_ERR_INVALID_ARG (ctx or groups NULL);
+ *  NVFP4JIT_ERR_INVALID_PROBLEM (the group and field in nvfp4jit_last_error);
+ *  NVFP4JIT_ERR_NO_DRIVER / NVFP4JIT_ERR_NO_DEVICE; NVFP4JIT_ERR_ARCH_MISMATCH (a device that
+ *  is neither cc 9.0 nor 10.0); NVFP4JIT_ERR_TEMPLATE / ERR_COMPILE / ERR_LINK (as
+ *  nvfp4jit_compile); NVFP4JIT_ERR_CUDA (the CUresult name is in the message). */
+NVFP4JIT_API nvfp4jit_status nvfp4jit_reference_run(nvfp4jit_ctx *ctx,
+                                                    const nvfp4jit_group *groups,
+                                                    size_t num_groups, void *stream);
+/** As nvfp4jit_reference_run, and also the error scale of an fp32-accumulating GEMM: sum_abs
+ *  is NULL or an array of num_groups device pointers (CUdeviceptr values, 4-byte aligned, 0
+ *  to skip a group); sum_abs[g] receives M*N floats, row-major: the sum over k of
+ *  |a(m,k) * b(n,k)| computed in double and rounded up (toward +inf) to fp32.
+ *  @return as nvfp4jit_reference_run; NVFP4JIT_ERR_INVALID_PROBLEM for a misaligned
+ *  sum_abs pointer. */
+NVFP4JIT_API nvfp4jit_status nvfp4jit_reference_run_ex(nvfp4jit_ctx *ctx,
+                                                       const nvfp4jit_group *groups,
+                                                       size_t num_groups,
+                                                       const uint64_t *sum_abs, void *stream);
 
 #ifdef __cplusplus
 }

@@ -53,6 +53,7 @@ struct nvfp4jit_ctx {
     int device_cc;
     int device_sms;
     char tune_db[4200]; /* nvfp4jit_tune_db_path's answer */
+    struct nj_gpuref *gpuref[2]; /* GPU reference kernel for sm_90a, sm_100a (src/gpuref.c) */
 };
 
 /* Record a status and a formatted message on ctx (ctx may be NULL). @return s. */

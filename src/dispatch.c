@@ -28,6 +28,8 @@ struct nvfp4jit_plan {
     CUcontext cu_ctx;
     CUdeviceptr dblob;
     size_t dblob_cap;
+    CUdeviceptr dws; /* workspace of the family's kernels (act16: fp16 tokens) */
+    size_t dws_cap;
     unsigned char *hblob; /* pinned */
     size_t hblob_cap;
     CUevent upload_done;
@@ -96,6 +98,7 @@ NVFP4JIT_API void nvfp4jit_plan_destroy(nvfp4jit_plan *p) {
             api->cuEventDestroy(p->upload_done);
         }
         if (p->dblob) api->cuMemFree(p->dblob);
+        if (p->dws) api->cuMemFree(p->dws);
         if (p->hblob) api->cuMemFreeHost(p->hblob);
         if (prev != p->cu_ctx) api->cuCtxSetCurrent(prev);
     }
@@ -138,17 +141,23 @@ nvfp4jit_status nj_kernel_load(nvfp4jit_ctx *ctx, const drv_api *api, nvfp4jit_k
     CUmodule m;
     CUresult r = api->cuModuleLoadData(&m, k->cubin.data);
     if (r != CUDA_SUCCESS) return drv_fail(ctx, r, "cuModuleLoadData");
-    CUfunction fn;
+    CUfunction fn, fn_prep = NULL;
     r = api->cuModuleGetFunction(&fn, m, NJ_KERNEL_NAME);
     if (r == CUDA_SUCCESS && k->res.shared_dynamic_bytes > 48 * 1024)
         r = api->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                     k->res.shared_dynamic_bytes);
+    if (r == CUDA_SUCCESS) {
+        CUresult rp = api->cuModuleGetFunction(&fn_prep, m, NJ_KERNEL_NAME "_prep");
+        if (rp == CUDA_ERROR_NOT_FOUND) fn_prep = NULL;
+        else r = rp;
+    }
     if (r != CUDA_SUCCESS) {
         api->cuModuleUnload(m);
         return drv_fail(ctx, r, "preparing the kernel function");
     }
     k->mod = m;
     k->fn = fn;
+    k->fn_prep = fn_prep;
     k->mod_ctx = cur;
     return NVFP4JIT_OK;
 }
@@ -163,6 +172,14 @@ static int arch_runs_on(nvfp4jit_arch a, int cc) {
 static nvfp4jit_status launch(nvfp4jit_plan *p, const drv_api *api, CUstream st) {
     if (p->launch.num_ctas == 0) return NVFP4JIT_OK; /* every group has M = 0 */
     void *args[] = {&p->dblob};
+    if (p->launch.prep_ctas) {
+        NJ_RETURN_IF(p->ctx, !p->kernel->fn_prep, NVFP4JIT_ERR_INTERNAL,
+                     "variant needs a prep kernel but its module has none");
+        DRV_CHECK(p->ctx, api,
+                  cuLaunchKernel(p->kernel->fn_prep, p->launch.prep_ctas, 1, 1,
+                                 p->launch.prep_threads, 1, 1, 0, st, args, NULL),
+                  "cuLaunchKernel (prep)");
+    }
     DRV_CHECK(p->ctx, api,
               cuLaunchKernel(p->kernel->fn, p->launch.num_ctas, 1, 1, p->launch.threads, 1, 1,
                              (unsigned)p->launch.dyn_smem, st, args, NULL),
@@ -239,12 +256,25 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *p, const nvfp4jit_
             DRV_CHECK(ctx, api, cuMemAlloc(&p->dblob, need), "cuMemAlloc (plan blob)");
             p->dblob_cap = need;
         }
+        size_t wneed = p->fam->workspace_size ? p->fam->workspace_size(&p->v, groups, num_groups)
+                                              : 0;
+        if (wneed > p->dws_cap) {
+            if (p->dws) { /* the previous launch may still use it */
+                DRV_CHECK(ctx, api, cuStreamSynchronize(st), "cuStreamSynchronize");
+                api->cuMemFree(p->dws);
+                p->dws = 0;
+                p->dws_cap = 0;
+            }
+            DRV_CHECK(ctx, api, cuMemAlloc(&p->dws, wneed), "cuMemAlloc (plan workspace)");
+            p->dws_cap = wneed;
+        }
         if (!p->upload_done)
             DRV_CHECK(ctx, api, cuEventCreate(&p->upload_done, CU_EVENT_DISABLE_TIMING),
                       "cuEventCreate");
         p->have_last = 0;
         NJ_FORWARD_IF_ERROR(p->fam->blob_fill(ctx, api, &p->v, groups, num_groups, p->hblob,
-                                              (uint64_t)p->dblob, &p->launch));
+                                              (uint64_t)p->dblob, (uint64_t)p->dws,
+                                              &p->launch));
         DRV_CHECK(ctx, api, cuMemcpyHtoDAsync(p->dblob, p->hblob, need, st),
                   "cuMemcpyHtoDAsync (plan blob)");
         DRV_CHECK(ctx, api, cuEventRecord(p->upload_done, st), "cuEventRecord");

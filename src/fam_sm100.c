@@ -53,6 +53,10 @@ static int sm100_check(const nvfp4jit_variant *v, char *why, size_t n) {
         snprintf(why, n, "STAGES=%d: must be 2..8", v->stages);
         return 0;
     }
+    if (v->strategy) {
+        snprintf(why, n, "strategy=%d: the sm_100a family has one strategy (0)", v->strategy);
+        return 0;
+    }
     if (v->swap_ab) {
         snprintf(why, n, "swap_ab: not supported by the sm_100a family");
         return 0;
@@ -82,7 +86,7 @@ static void sm100_enumerate(void (*emit)(const nvfp4jit_variant *, void *), void
     for (size_t i = 0; i < 2; i++)
         for (size_t j = 0; j < 2; j++)
             for (int s = 2; s <= 8; s++) {
-                nvfp4jit_variant v = {NVFP4JIT_ARCH_SM100A, 128, bn[i], bk[j], s, 0};
+                nvfp4jit_variant v = {NVFP4JIT_ARCH_SM100A, 128, bn[i], bk[j], s, 0, 0};
                 emit(&v, u);
             }
 }
@@ -127,8 +131,9 @@ static nvfp4jit_status encode_map(nvfp4jit_ctx *ctx, const drv_api *api, void *m
 static nvfp4jit_status sm100_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
                                        const nvfp4jit_variant *v, const nvfp4jit_group *g,
                                        size_t n, unsigned char *host, uint64_t dev,
-                                       fam_launch *launch) {
+                                       uint64_t workspace, fam_launch *launch) {
     (void)dev;
+    (void)workspace;
     size_t tiles = count_tiles(v, g, n);
     NJ_RETURN_IF(ctx, tiles > 0x7fffffff, NVFP4JIT_ERR_INVALID_PROBLEM,
                  "problem set needs %zu tiles (more than a grid holds)", tiles);
@@ -169,5 +174,5 @@ static nvfp4jit_status sm100_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
 
 const family fam_sm100a = {
     NVFP4JIT_ARCH_SM100A, "sm_100a", "sm100a_grouped.cu", sm100_check, sm100_threads,
-    sm100_dyn_smem, sm100_params, sm100_enumerate, sm100_blob_size, sm100_blob_fill,
+    sm100_dyn_smem, sm100_params, sm100_enumerate, sm100_blob_size, NULL, sm100_blob_fill,
 };

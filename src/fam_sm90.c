@@ -7,7 +7,17 @@
  *   num_tiles x 16 bytes {int group, tx, ty, 0}
  * One CTA per tile; tiles are ordered weight-tile outer (B's tile index outermost) so CTAs
  * that run at the same time read the same weight tile through L2. Groups with M = 0 get no
- * tiles and their pointers are never read. */
+ * tiles and their pointers are never read.
+ *
+ * Strategy act16 (templates/sm90a_act16.cuh) has its own blob:
+ *   64 bytes header {int num_tiles, num_groups, prep_items, 0; u64 maps_off, tiles_off,
+ *                    groups_off, 0, 0, 0}
+ *   groups: num_groups x 64 bytes {u64 a, b, sfa, sfb, c, ws; int m, n, k, prep0}
+ *   maps (64-byte aligned): 2 CUtensorMaps per group (fp16 tokens in the workspace, packed
+ *        weights), 128 bytes each; none for M = 0 (cuTensorMapEncodeTiled rejects 0 rows)
+ *   tiles: num_tiles x 16 bytes {int group, weight tile, token tile, 0}, weight tile outer
+ * The workspace holds every group's tokens as fp16, M x K each (k permuted inside each 64-k
+ * block, see the template); prep item i of group g (16 values) is prep0(g) + row*K/16 + j. */
 #include <stdio.h>
 #include <string.h>
 
@@ -21,7 +31,25 @@ static int sf_blocks(int rows) {
     return (rows + 127) / 128 + 1; /* a tile can straddle two 128-row scale blocks */
 }
 
+static int act16_sf_blocks(const nvfp4jit_variant *v) {
+    return v->block_m >= 128 ? v->block_m / 128 : 1;
+}
+
+/* Registers per thread at one CTA per SM. Each of the 4 SM sub-partitions has a quarter of the
+ * register file and takes every 4th warp, so with BLOCK_M/16 consumer warps plus the producer
+ * warp one sub-partition holds BLOCK_M/64 + 1 warps (ptxas reports 166 for 288 threads, not
+ * 65536/288). A multiple of 8, at most 255. */
+static int act16_consumer_regs(const nvfp4jit_variant *v) {
+    int r = SM90_REGS_MAX / 4 / 32 / (v->block_m / 64 + 1);
+    r -= r % 8;
+    return r > 255 ? 255 : r;
+}
+
 static size_t sm90_dyn_smem(const nvfp4jit_variant *v) {
+    if (v->strategy == NVFP4JIT_STRATEGY_ACT16)
+        return (size_t)v->stages * ((size_t)v->block_n * 128 + (size_t)v->block_m * 32 +
+                                    (size_t)act16_sf_blocks(v) * 512 + 16) +
+               1024; /* + the mbarriers, + slack for 1024-byte alignment */
     size_t ksub = (size_t)v->block_k / 64;
     size_t raw = (size_t)(v->block_m + v->block_n) * v->block_k / 2 +
                  (size_t)(sf_blocks(v->block_m) + sf_blocks(v->block_n)) * ksub * 512;
@@ -29,7 +57,10 @@ static size_t sm90_dyn_smem(const nvfp4jit_variant *v) {
     return 2 * f + (size_t)v->stages * raw + 1024; /* + slack for 1024-byte alignment */
 }
 
-static int sm90_threads(const nvfp4jit_variant *v) { return 2 * v->block_m; }
+static int sm90_threads(const nvfp4jit_variant *v) {
+    /* act16: one consumer warpgroup per 64 weight rows + one producer warp */
+    return v->strategy == NVFP4JIT_STRATEGY_ACT16 ? 2 * v->block_m + 32 : 2 * v->block_m;
+}
 
 static int sm90_check(const nvfp4jit_variant *v, char *why, size_t n) {
     if (v->block_m != 64 && v->block_m != 128 && v->block_m != 256) {
@@ -54,6 +85,37 @@ static int sm90_check(const nvfp4jit_variant *v, char *why, size_t n) {
     if (v->swap_ab != 0 && v->swap_ab != 1) {
         snprintf(why, n, "swap_ab=%d: must be 0 or 1", v->swap_ab);
         return 0;
+    }
+    if (v->strategy != NVFP4JIT_STRATEGY_DUAL && v->strategy != NVFP4JIT_STRATEGY_ACT16) {
+        snprintf(why, n, "strategy=%d: must be 0 (dual) or 1 (act16)", v->strategy);
+        return 0;
+    }
+    if (v->strategy == NVFP4JIT_STRATEGY_ACT16) {
+        if (!v->swap_ab) {
+            snprintf(why, n, "act16 puts the weights on wgmma's M side: needs swap_ab = 1");
+            return 0;
+        }
+        if (v->block_k != 64) {
+            snprintf(why, n, "BLOCK_K=%d: act16 needs 64 (one scale block per stage)",
+                     v->block_k);
+            return 0;
+        }
+        size_t smem = sm90_dyn_smem(v);
+        if (smem > SM90_SMEM_MAX) {
+            snprintf(why, n, "needs %zu bytes of shared memory (> %d)", smem, SM90_SMEM_MAX);
+            return 0;
+        }
+        /* consumer thread: N/2 accumulators, 32 fragment registers (two k-tiles) and ~24 for
+         * the rest (ptxas fits 256x64 in 96 and 128x192 in 164 without spilling) */
+        int need = v->block_n / 2 + 56, have = act16_consumer_regs(v);
+        if (need > have) {
+            snprintf(why, n,
+                     "needs ~%d registers per consumer thread (%d accumulators), %d consumer "
+                     "warpgroups allow %d",
+                     need, v->block_n / 2, v->block_m / 64, have);
+            return 0;
+        }
+        return 1;
     }
     size_t smem = sm90_dyn_smem(v);
     if (smem > SM90_SMEM_MAX) {
@@ -100,9 +162,17 @@ static void sm90_enumerate(void (*emit)(const nvfp4jit_variant *, void *), void 
             for (size_t j = 0; j < sizeof bn / sizeof *bn; j++)
                 for (size_t k = 0; k < sizeof bk / sizeof *bk; k++)
                     for (size_t l = 0; l < sizeof st / sizeof *st; l++) {
-                        nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, bm[i], bn[j], bk[k], st[l], s};
+                        nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, bm[i], bn[j], bk[k], st[l], s, 0};
                         emit(&v, u);
                     }
+    static const int st16[] = {2, 3, 4, 6, 8};
+    for (size_t i = 0; i < sizeof bm / sizeof *bm; i++)
+        for (size_t j = 0; j < sizeof bn / sizeof *bn; j++)
+            for (size_t l = 0; l < sizeof st16 / sizeof *st16; l++) {
+                nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, bm[i], bn[j], 64, st16[l], 1,
+                                      NVFP4JIT_STRATEGY_ACT16};
+                emit(&v, u);
+            }
 }
 
 static void rows_xy(const nvfp4jit_variant *v, const nvfp4jit_group *g, int64_t *rx,
@@ -122,16 +192,107 @@ static size_t count_tiles(const nvfp4jit_variant *v, const nvfp4jit_group *g, si
     return t;
 }
 
+static size_t act16_maps_off(size_t n) { return (64 + 64 * n + 63) / 64 * 64; }
+
 static size_t sm90_blob_size(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n) {
+    if (v->strategy == NVFP4JIT_STRATEGY_ACT16)
+        return act16_maps_off(n) + 256 * n + 16 * count_tiles(v, g, n);
     return 16 + 64 * n + 16 * count_tiles(v, g, n);
+}
+
+static size_t sm90_workspace_size(const nvfp4jit_variant *v, const nvfp4jit_group *g,
+                                  size_t n) {
+    if (v->strategy != NVFP4JIT_STRATEGY_ACT16) return 0;
+    size_t b = 0;
+    for (size_t i = 0; i < n; i++) b += (size_t)g[i].m * (size_t)g[i].k * 2;
+    return b;
+}
+
+static nvfp4jit_status act16_map(nvfp4jit_ctx *ctx, const drv_api *api, void *map, uint64_t ptr,
+                                 CUtensorMapDataType type, int64_t inner, int64_t rows,
+                                 int64_t row_bytes, int box_inner, int box_rows,
+                                 CUtensorMapSwizzle swz, size_t gi, const char *which) {
+    cuuint64_t dims[2] = {(cuuint64_t)inner, (cuuint64_t)rows};
+    cuuint64_t strides[1] = {(cuuint64_t)row_bytes};
+    cuuint32_t box[2] = {(cuuint32_t)box_inner, (cuuint32_t)box_rows};
+    cuuint32_t es[2] = {1, 1};
+    /* out-of-bounds rows (past M or N) are zero-filled and still count as transferred bytes */
+    CUresult r = api->cuTensorMapEncodeTiled((CUtensorMap *)map, type, 2, (void *)(uintptr_t)ptr,
+                                             dims, strides, box, es,
+                                             CU_TENSOR_MAP_INTERLEAVE_NONE, swz,
+                                             CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        char what[96];
+        snprintf(what, sizeof what, "group %zu: cuTensorMapEncodeTiled (%s)", gi, which);
+        return drv_fail(ctx, r, what);
+    }
+    return NVFP4JIT_OK;
+}
+
+static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
+                                       const nvfp4jit_variant *v, const nvfp4jit_group *g,
+                                       size_t n, unsigned char *host, uint64_t ws,
+                                       fam_launch *launch) {
+    size_t tiles = count_tiles(v, g, n);
+    NJ_RETURN_IF(ctx, tiles > 0x7fffffff, NVFP4JIT_ERR_INVALID_PROBLEM,
+                 "problem set needs %zu tiles (more than a grid holds)", tiles);
+    size_t mo = act16_maps_off(n), to = mo + 256 * n;
+    memset(host, 0, to);
+    int64_t items = 0;
+    uint64_t wsp = ws;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char *d = host + 64 + 64 * i;
+        uint64_t p[6] = {g[i].a, g[i].b, g[i].sfa, g[i].sfb, g[i].c, wsp};
+        int32_t s[4] = {(int32_t)g[i].m, (int32_t)g[i].n, (int32_t)g[i].k, (int32_t)items};
+        memcpy(d, p, sizeof p);
+        memcpy(d + 48, s, sizeof s);
+        if (g[i].m > 0) {
+            unsigned char *maps = host + mo + 256 * i;
+            NJ_FORWARD_IF_ERROR(act16_map(ctx, api, maps, wsp, CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                                          g[i].k, g[i].m, g[i].k * 2, 64, v->block_n,
+                                          CU_TENSOR_MAP_SWIZZLE_128B, i, "fp16 tokens"));
+            NJ_FORWARD_IF_ERROR(act16_map(ctx, api, maps + 128, g[i].b,
+                                          CU_TENSOR_MAP_DATA_TYPE_UINT8, g[i].k / 2, g[i].n,
+                                          g[i].k / 2, 32, v->block_m, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                          i, "weights"));
+        }
+        items += g[i].m * (g[i].k / 16);
+        wsp += (uint64_t)g[i].m * (uint64_t)g[i].k * 2;
+        NJ_RETURN_IF(ctx, items > 0x7fffffff - 255, NVFP4JIT_ERR_INVALID_PROBLEM,
+                     "problem set has more than 2^31 token values / 16 (act16 prep grid)");
+    }
+    uint64_t hdr_off[3] = {mo, to, 64};
+    int32_t hdr[4] = {(int32_t)tiles, (int32_t)n, (int32_t)items, 0};
+    memcpy(host, hdr, sizeof hdr);
+    memcpy(host + 16, hdr_off, sizeof hdr_off);
+    int32_t *t = (int32_t *)(host + to);
+    for (size_t i = 0; i < n; i++) {
+        if (g[i].m == 0) continue;
+        int tx = (int)((g[i].n + v->block_m - 1) / v->block_m);
+        int ty = (int)((g[i].m + v->block_n - 1) / v->block_n);
+        for (int a = 0; a < tx; a++)
+            for (int b = 0; b < ty; b++) {
+                t[0] = (int32_t)i; t[1] = a; t[2] = b; t[3] = 0;
+                t += 4;
+            }
+    }
+    launch->num_ctas = (unsigned)tiles;
+    launch->threads = (unsigned)sm90_threads(v);
+    launch->dyn_smem = sm90_dyn_smem(v);
+    launch->prep_ctas = (unsigned)((items + 255) / 256);
+    launch->prep_threads = 256;
+    return NVFP4JIT_OK;
 }
 
 static nvfp4jit_status sm90_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
                                       const nvfp4jit_variant *v, const nvfp4jit_group *g,
                                       size_t n, unsigned char *host, uint64_t dev,
-                                      fam_launch *launch) {
-    (void)api;
+                                      uint64_t workspace, fam_launch *launch) {
     (void)dev;
+    if (v->strategy == NVFP4JIT_STRATEGY_ACT16)
+        return act16_blob_fill(ctx, api, v, g, n, host, workspace, launch);
+    (void)api;
     size_t tiles = count_tiles(v, g, n);
     NJ_RETURN_IF(ctx, tiles > 0x7fffffff, NVFP4JIT_ERR_INVALID_PROBLEM,
                  "problem set needs %zu tiles (more than a grid holds)", tiles);
@@ -169,10 +330,13 @@ static nvfp4jit_status sm90_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
     launch->num_ctas = (unsigned)tiles;
     launch->threads = (unsigned)sm90_threads(v);
     launch->dyn_smem = sm90_dyn_smem(v);
+    launch->prep_ctas = 0;
+    launch->prep_threads = 0;
     return NVFP4JIT_OK;
 }
 
 const family fam_sm90a = {
     NVFP4JIT_ARCH_SM90A, "sm_90a", "sm90a_grouped.cu", sm90_check, sm90_threads,
-    sm90_dyn_smem, sm90_params, sm90_enumerate, sm90_blob_size, sm90_blob_fill,
+    sm90_dyn_smem, sm90_params, sm90_enumerate, sm90_blob_size, sm90_workspace_size,
+    sm90_blob_fill,
 };

@@ -15,6 +15,10 @@ typedef struct fam_launch {
     unsigned num_ctas;
     unsigned threads;
     size_t dyn_smem;
+    /* optional first kernel <KERNEL_NAME>_prep(blob), launched before the main one on the
+     * same stream: prep_ctas x prep_threads threads, no dynamic shared memory; 0 = none */
+    unsigned prep_ctas;
+    unsigned prep_threads;
 } fam_launch;
 
 typedef struct family {
@@ -33,12 +37,16 @@ typedef struct family {
     void (*enumerate)(void (*emit)(const nvfp4jit_variant *v, void *u), void *u);
     /* Bytes of the device blob for this problem set. */
     size_t (*blob_size)(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n);
+    /* Bytes of device workspace the kernels need for this problem set (NULL or 0: none). The
+     * plan owns it (grow-only, freed with the plan); blob_fill gets its address. */
+    size_t (*workspace_size)(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n);
     /* Fill the host copy of the blob. dev is the device address the blob will have (for
      * pointers inside it). May call the driver (tensor maps). Sets *launch.
      * @return NVFP4JIT_OK or an error recorded on ctx. */
     nvfp4jit_status (*blob_fill)(nvfp4jit_ctx *ctx, const drv_api *api,
                                  const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n,
-                                 unsigned char *host, uint64_t dev, fam_launch *launch);
+                                 unsigned char *host, uint64_t dev, uint64_t workspace,
+                                 fam_launch *launch);
 } family;
 
 extern const family fam_sm90a;

@@ -17,6 +17,7 @@ struct nvfp4jit_kernel {
     /* device side, loaded on first launch */
     CUmodule mod;
     CUfunction fn;
+    CUfunction fn_prep; /* <KERNEL_NAME>_prep when the module has one (sm_90a act16), else NULL */
     CUcontext mod_ctx;
 };
 

@@ -9,6 +9,7 @@
 #include "common.h"
 #include "compile.h"
 #include "family.h"
+#include "gpuref.h"
 #include "kernel.h"
 #include "template.h"
 
@@ -74,6 +75,7 @@ NVFP4JIT_API void nvfp4jit_ctx_destroy(nvfp4jit_ctx *ctx) {
         kernel_free(k);
         k = n;
     }
+    gpuref_free(ctx);
     tmpl_state_free(ctx->lua);
     free(ctx->msg);
     free(ctx->warn);
@@ -119,8 +121,11 @@ NVFP4JIT_API int nvfp4jit_variant_format(const nvfp4jit_variant *v, char *buf, s
     const char *a = v->arch == NVFP4JIT_ARCH_SM90A    ? "sm90a"
                     : v->arch == NVFP4JIT_ARCH_SM100A ? "sm100a"
                                                       : "arch?";
-    return snprintf(buf, n, "%s:%dx%dx%d:s%d%s", a, v->block_m, v->block_n, v->block_k,
-                    v->stages, v->swap_ab ? ":swap" : "");
+    return snprintf(buf, n, "%s:%dx%dx%d:s%d%s%s", a, v->block_m, v->block_n, v->block_k,
+                    v->stages, v->swap_ab ? ":swap" : "",
+                    v->strategy == NVFP4JIT_STRATEGY_ACT16 ? ":act16"
+                    : v->strategy != 0                     ? ":strategy?"
+                                                           : "");
 }
 
 NVFP4JIT_API nvfp4jit_status nvfp4jit_variant_parse(const char *s, nvfp4jit_variant *out) {
@@ -135,7 +140,11 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_variant_parse(const char *s, nvfp4jit_vari
     else if (!strcmp(arch, "sm100a")) v.arch = NVFP4JIT_ARCH_SM100A;
     else return NVFP4JIT_ERR_INVALID_ARG;
     const char *rest = s + used;
-    if (!strcmp(rest, ":swap")) v.swap_ab = 1;
+    if (!strncmp(rest, ":swap", 5)) {
+        v.swap_ab = 1;
+        rest += 5;
+    }
+    if (!strcmp(rest, ":act16")) v.strategy = NVFP4JIT_STRATEGY_ACT16;
     else if (*rest) return NVFP4JIT_ERR_INVALID_ARG;
     v.block_m = bm;
     v.block_n = bn;
@@ -229,6 +238,7 @@ nvfp4jit_status nj_render(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, nj_buf *
     p[n++] = (tmpl_param){"BLOCK_K", 0, v->block_k, NULL};
     p[n++] = (tmpl_param){"STAGES", 0, v->stages, NULL};
     p[n++] = (tmpl_param){"SWAP_AB", 0, v->swap_ab, NULL};
+    p[n++] = (tmpl_param){"STRATEGY", 0, v->strategy, NULL};
     p[n++] = (tmpl_param){"THREADS", 0, f->threads(v), NULL};
     p[n++] = (tmpl_param){"DYN_SMEM", 0, (long long)f->dyn_smem(v), NULL};
     p[n++] = (tmpl_param){"KERNEL_NAME", 1, 0, NJ_KERNEL_NAME};
@@ -274,7 +284,8 @@ static void manifest_lines(const nvfp4jit_kernel *k, const char *keytext, nj_buf
 
 static int variant_eq(const nvfp4jit_variant *a, const nvfp4jit_variant *b) {
     return a->arch == b->arch && a->block_m == b->block_m && a->block_n == b->block_n &&
-           a->block_k == b->block_k && a->stages == b->stages && a->swap_ab == b->swap_ab;
+           a->block_k == b->block_k && a->stages == b->stages && a->swap_ab == b->swap_ab &&
+           a->strategy == b->strategy;
 }
 
 /* Write artifacts to $NVFP4JIT_DUMP_DIR/<variant>.{cu,ptx,cubin,log} when it is set. */

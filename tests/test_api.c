@@ -98,9 +98,9 @@ static void t_plan_no_driver(void) {
     CHECK(nvfp4jit_plan_create(ctx, (nvfp4jit_arch)80, g, 2, NULL, &p) == NVFP4JIT_ERR_UNSUPPORTED_ARCH);
     CHECK(p == NULL);
     CHECK(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, g, 2, NULL, NULL) == NVFP4JIT_ERR_INVALID_ARG);
-    nvfp4jit_variant bad = {NVFP4JIT_ARCH_SM90A, 96, 128, 64, 2, 0};
+    nvfp4jit_variant bad = {NVFP4JIT_ARCH_SM90A, 96, 128, 64, 2, 0, 0};
     CHECK(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, g, 2, &bad, &p) == NVFP4JIT_ERR_INVALID_VARIANT);
-    nvfp4jit_variant other = {NVFP4JIT_ARCH_SM100A, 128, 64, 256, 6, 0};
+    nvfp4jit_variant other = {NVFP4JIT_ARCH_SM100A, 128, 64, 256, 6, 0, 0};
     CHECK(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, g, 2, &other, &p) == NVFP4JIT_ERR_INVALID_VARIANT);
     g[1].k = 100;
     CHECK(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, g, 2, NULL, &p) == NVFP4JIT_ERR_INVALID_PROBLEM);
@@ -136,7 +136,7 @@ static void t_artifacts(void) {
     o.disable_disk_cache = 1;
     nvfp4jit_ctx *ctx = NULL;
     REQUIRE(nvfp4jit_ctx_create(&o, &ctx) == NVFP4JIT_OK);
-    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 64, 8, 64, 2, 1};
+    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 64, 8, 64, 2, 1, 0};
     nvfp4jit_kernel *k = NULL;
     CHECK(nvfp4jit_compile(ctx, NULL, &k) == NVFP4JIT_ERR_INVALID_ARG);
     CHECK(nvfp4jit_compile(NULL, &v, &k) == NVFP4JIT_ERR_INVALID_ARG);

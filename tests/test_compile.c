@@ -62,23 +62,29 @@ static void compile_ok(nvfp4jit_ctx *ctx, nvfp4jit_variant v, int sm) {
 static void t_sm90_matrix(void) {
     nvfp4jit_ctx *ctx = mk(NULL);
     REQUIRE(ctx);
-    static const int vs[][5] = {{128, 128, 64, 4, 0}, {128, 256, 64, 3, 0}, {256, 128, 64, 3, 0},
-                                {64, 8, 64, 2, 1},    {128, 24, 128, 4, 1}, {128, 64, 64, 6, 1},
-                                {64, 192, 64, 2, 0}, {128, 192, 64, 2, 1}};
+    /* {BLOCK_M, BLOCK_N, BLOCK_K, STAGES, swap, strategy} */
+    static const int vs[][6] = {{128, 128, 64, 4, 0, 0}, {128, 256, 64, 3, 0, 0},
+                                {256, 128, 64, 3, 0, 0}, {64, 8, 64, 2, 1, 0},
+                                {128, 24, 128, 4, 1, 0}, {128, 64, 64, 6, 1, 0},
+                                {64, 192, 64, 2, 0, 0},  {128, 192, 64, 2, 1, 0},
+                                {64, 8, 64, 8, 1, 1},    {128, 128, 64, 4, 1, 1},
+                                {64, 256, 64, 4, 1, 1},  {256, 64, 64, 4, 1, 1},
+                                {128, 192, 64, 3, 1, 1},
+                                {128, 72, 64, 6, 1, 1}};
     for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
         compile_ok(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, vs[i][0], vs[i][1], vs[i][2],
-                                           vs[i][3], vs[i][4]}, 90);
+                                           vs[i][3], vs[i][4], vs[i][5]}, 90);
     nvfp4jit_ctx_destroy(ctx);
 }
 
 static void t_sm100_matrix(void) {
     nvfp4jit_ctx *ctx = mk(NULL);
     REQUIRE(ctx);
-    compile_ok(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM100A, 128, 64, 256, 6, 0}, 100);
+    compile_ok(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM100A, 128, 64, 256, 6, 0, 0}, 100);
 #ifdef HAVE_SM100_CASES
     for (size_t i = 0; i < sizeof sm100_valid / sizeof sm100_valid[0]; i++)
         compile_ok(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM100A, 128, sm100_valid[i][0],
-                                           sm100_valid[i][1], sm100_valid[i][2], 0}, 100);
+                                           sm100_valid[i][1], sm100_valid[i][2], 0, 0}, 100);
 #endif
     nvfp4jit_ctx_destroy(ctx);
 }
@@ -86,7 +92,7 @@ static void t_sm100_matrix(void) {
 static void t_forced_failures(void) {
     nvfp4jit_ctx *ctx = mk(NULL);
     REQUIRE(ctx);
-    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 64, 8, 64, 2, 1};
+    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 64, 8, 64, 2, 1, 0};
     nvfp4jit_kernel *k = (nvfp4jit_kernel *)1;
     nvrtc_test_force_failure = 1;
     CHECK(nvfp4jit_compile(ctx, &v, &k) == NVFP4JIT_ERR_COMPILE);
@@ -113,7 +119,7 @@ static void t_real_compile_error(void) {
     fclose(f);
     setenv("NVFP4JIT_TEMPLATE_DIR", d, 1);
     nvfp4jit_ctx *ctx = mk(NULL);
-    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 64, 8, 64, 2, 1};
+    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 64, 8, 64, 2, 1, 0};
     nvfp4jit_kernel *k = NULL;
     CHECK(nvfp4jit_compile(ctx, &v, &k) == NVFP4JIT_ERR_COMPILE);
     CHECK(strstr(nvfp4jit_last_error(ctx), "undeclared_x") != NULL);
@@ -126,7 +132,7 @@ static void t_cache_paths(void) {
     const char *t = tu_tmpdir();
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", t);
-    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 64, 16, 64, 2, 1};
+    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 64, 16, 64, 2, 1, 0};
     char key[40] = "";
     double cold = 0, hit = 0;
     {
@@ -209,7 +215,7 @@ static void t_dump_dir(void) {
     snprintf(dir, sizeof dir, "%s", t);
     setenv("NVFP4JIT_DUMP_DIR", dir, 1);
     nvfp4jit_ctx *ctx = mk(NULL);
-    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 64, 8, 64, 2, 1};
+    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 64, 8, 64, 2, 1, 0};
     nvfp4jit_kernel *k = NULL;
     CHECK(nvfp4jit_compile(ctx, &v, &k) == NVFP4JIT_OK);
     unsetenv("NVFP4JIT_DUMP_DIR");

@@ -180,7 +180,7 @@ static void t_values_substituted(void) {
     /* each parameter value really appears in the rendered source */
     nvfp4jit_ctx *ctx = mk();
     REQUIRE(ctx);
-    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 128, 40, 128, 5, 1};
+    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 128, 40, 128, 5, 1, 0};
     nj_buf out;
     nj_buf_init(&out);
     REQUIRE(nj_render(ctx, &v, &out) == NVFP4JIT_OK);

@@ -60,7 +60,7 @@ static tdb_entry make_entry(const char *device, const char *sig, int bn, double 
     e.key.driver = 12080;
     snprintf(e.key.library, sizeof e.key.library, "%s", NVFP4JIT_VERSION_STRING);
     snprintf(e.key.sig, sizeof e.key.sig, "%s", sig);
-    e.v = (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, bn, 64, 3, 0};
+    e.v = (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, bn, 64, 3, 0, 0};
     e.us = us;
     return e;
 }
@@ -339,7 +339,7 @@ static void test_dispatch_lookup(void) {
     tdb_entry mine;
     memset(&mine, 0, sizeof mine);
     mine.key = key;
-    mine.v = (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 64, 64, 3, 0};
+    mine.v = (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 64, 64, 3, 0, 0};
     mine.us = 5.0;
     REQUIRE(tdb_store(NULL, want, &mine, err, sizeof err) == 0);
     REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, &g, 1, NULL, &p) == NVFP4JIT_OK);
@@ -359,7 +359,7 @@ static void test_dispatch_lookup(void) {
     nvfp4jit_plan_destroy(p);
     /* forced still wins */
     g.m = 8;
-    nvfp4jit_variant f = {NVFP4JIT_ARCH_SM90A, 64, 8, 64, 2, 1};
+    nvfp4jit_variant f = {NVFP4JIT_ARCH_SM90A, 64, 8, 64, 2, 1, 0};
     REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, &g, 1, &f, &p) == NVFP4JIT_OK);
     nvfp4jit_plan_variant(p, &ch);
     CHECK(ch == NVFP4JIT_CHOICE_FORCED);

@@ -33,17 +33,17 @@ static void expect_invalid(nvfp4jit_ctx *ctx, nvfp4jit_variant v, const char *wh
 static void t_sm90_rules(void) {
     nvfp4jit_ctx *ctx = NULL;
     REQUIRE(nvfp4jit_ctx_create(NULL, &ctx) == NVFP4JIT_OK);
-    nvfp4jit_variant ok = {NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 0};
+    nvfp4jit_variant ok = {NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 0, 0};
     CHECK(nvfp4jit_variant_check(ctx, &ok) == NVFP4JIT_OK);
-    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 96, 128, 64, 4, 0}, "BLOCK_M=96");
-    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 12, 64, 4, 0}, "BLOCK_N=12");
-    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 264, 64, 4, 0}, "BLOCK_N=264");
-    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 32, 4, 0}, "BLOCK_K=32");
-    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 1, 0}, "STAGES=1");
-    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 256, 256, 128, 4, 0}, "shared memory");
-    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 256, 256, 64, 2, 0}, "registers");
-    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 2}, "swap_ab=2");
-    nvfp4jit_variant badarch = {(nvfp4jit_arch)75, 128, 128, 64, 4, 0};
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 96, 128, 64, 4, 0, 0}, "BLOCK_M=96");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 12, 64, 4, 0, 0}, "BLOCK_N=12");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 264, 64, 4, 0, 0}, "BLOCK_N=264");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 32, 4, 0, 0}, "BLOCK_K=32");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 1, 0, 0}, "STAGES=1");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 256, 256, 128, 4, 0, 0}, "shared memory");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 256, 256, 64, 2, 0, 0}, "registers");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 2, 0}, "swap_ab=2");
+    nvfp4jit_variant badarch = {(nvfp4jit_arch)75, 128, 128, 64, 4, 0, 0};
     CHECK(nvfp4jit_variant_check(ctx, &badarch) == NVFP4JIT_ERR_UNSUPPORTED_ARCH);
     CHECK(nvfp4jit_variant_check(ctx, NULL) == NVFP4JIT_ERR_INVALID_ARG);
     nvfp4jit_ctx_destroy(ctx);
@@ -52,7 +52,7 @@ static void t_sm90_rules(void) {
 static void t_sm100_rules(void) {
     nvfp4jit_ctx *ctx = NULL;
     REQUIRE(nvfp4jit_ctx_create(NULL, &ctx) == NVFP4JIT_OK);
-    nvfp4jit_variant seed = {NVFP4JIT_ARCH_SM100A, 128, 64, 256, 6, 0};
+    nvfp4jit_variant seed = {NVFP4JIT_ARCH_SM100A, 128, 64, 256, 6, 0, 0};
     CHECKF(nvfp4jit_variant_check(ctx, &seed) == NVFP4JIT_OK, "%s", nvfp4jit_last_error(ctx));
     nvfp4jit_variant swap = seed;
     swap.swap_ab = 1;
@@ -63,13 +63,13 @@ static void t_sm100_rules(void) {
 #ifdef HAVE_SM100_CASES
     for (size_t i = 0; i < sizeof sm100_valid / sizeof sm100_valid[0]; i++) {
         nvfp4jit_variant v = {NVFP4JIT_ARCH_SM100A, 128, sm100_valid[i][0], sm100_valid[i][1],
-                              sm100_valid[i][2], 0};
+                              sm100_valid[i][2], 0, 0};
         CHECKF(nvfp4jit_variant_check(ctx, &v) == NVFP4JIT_OK, "%d/%d/%d: %s", sm100_valid[i][0],
                sm100_valid[i][1], sm100_valid[i][2], nvfp4jit_last_error(ctx));
     }
     for (size_t i = 0; i < sizeof sm100_invalid / sizeof sm100_invalid[0]; i++) {
         nvfp4jit_variant v = {NVFP4JIT_ARCH_SM100A, 128, sm100_invalid[i][0], sm100_invalid[i][1],
-                              sm100_invalid[i][2], 0};
+                              sm100_invalid[i][2], 0, 0};
         CHECKF(nvfp4jit_variant_check(ctx, &v) == NVFP4JIT_ERR_INVALID_VARIANT, "%d/%d/%d",
                sm100_invalid[i][0], sm100_invalid[i][1], sm100_invalid[i][2]);
     }

@@ -121,7 +121,7 @@ static double term_val(const heur_cand *c, int t) {
 
 static int same_tile(const nvfp4jit_variant *a, const nvfp4jit_variant *b) {
     return a->block_m == b->block_m && a->block_n == b->block_n && a->block_k == b->block_k &&
-           a->swap_ab == b->swap_ab;
+           a->swap_ab == b->swap_ab && a->strategy == b->strategy;
 }
 
 /* Margin of candidate r over the winner w, and the term it loses most on. */

@@ -224,7 +224,7 @@ int tool_variant_from_opts(const char *cmd, const tool_variant_opts *vo, nvfp4ji
                                        "--stages/--swap");
         if (nvfp4jit_variant_parse(vo->variant, v) != NVFP4JIT_OK)
             return tool_bad_usage(cmd, "--variant '%s': expected e.g. sm90a:128x128x64:s3 or "
-                                       "sm100a:128x64x256:s6 (optionally :swap)", vo->variant);
+                                       "sm100a:128x64x256:s6 (optionally :swap, or :swap:act16 on sm90a)", vo->variant);
         return 0;
     }
     if (!vo->arch) return tool_bad_usage(cmd, "missing --arch (sm_100a or sm_90a)");

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One call on the lent H200 (device tool): GPU tests, then benchmarks. Run from the repo root
+# with a build in ./build (carried). Logs and CSVs go to $OUT (or ./out).
+#   bash bench/h200.sh tests            GPU test areas gpu, gpuref, tune
+#   bash bench/h200.sh bench SPEC...    SPEC = FILE:SETS[:VARIANT]  (VARIANT empty: heuristic)
+#   bash bench/h200.sh sanitize         compute-sanitizer memcheck + racecheck (edges, decode64-down)
+set -uo pipefail
+OUT=${OUT:-$PWD/out}; mkdir -p "$OUT"
+export NVFP4JIT_SOURCE_DIR=$PWD NVFP4JIT_CACHE_DIR=${NVFP4JIT_CACHE_DIR:-/tmp/nvfp4jit-cache}
+B=${NVFP4JIT_BUILD_DIR:-build}
+mode=$1; shift
+case $mode in
+tests)
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+  for a in gpu gpuref tune; do
+    timeout 400 "$B/nvfp4jit_tests" $a 2>&1 | tee -a "$OUT/tests.log"
+  done ;;
+bench)
+  for spec in "$@"; do
+    IFS=: read -r file sets var <<<"$spec"
+    tag=$(echo "${sets}_${var:-heur}" | tr -c 'A-Za-z0-9._-' '_')
+    args=(--problems "problems/$file" --set "$sets" --iters 20 --csv "$OUT/bench_$tag.csv")
+    [ -n "$var" ] && args+=(--variant "$var")
+    timeout 300 "$B/nvfp4jit" bench "${args[@]}" 2>&1 | tee -a "$OUT/bench.log"
+  done ;;
+sanitize)
+  for tool in memcheck racecheck; do
+    timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 "$B/nvfp4jit_tests" gpu edges 2>&1 | tail -5 | tee -a "$OUT/sanitize.log"
+  done ;;
+*) echo "unknown mode $mode" >&2; exit 2 ;;
+esac

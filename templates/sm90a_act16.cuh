@@ -1,0 +1,293 @@
+% -- sm90a_act16.cuh: the "act16" strategy of the sm_90a family (rendered from
+% -- sm90a_grouped.cu when STRATEGY == 1).
+% --
+% -- Two kernels in one module:
+% --   ${KERNEL_NAME}_prep  dequantises every token row of A (value * scale, exact) to fp16 into a
+% --                        workspace, with k permuted inside each 64-k block (below);
+% --   ${KERNEL_NAME}       the grouped GEMM: weights (B) on wgmma's M side, decoded by the
+% --                        consumer warpgroups straight into wgmma's A-fragment registers (no
+% --                        shared-memory round trip), tokens on wgmma's N side, read by wgmma from
+% --                        shared memory where TMA put them; C written transposed (C[token][weight]).
+% -- Roles: warpgroups 0..BLOCK_M/64-1 consume, each owns 64 weight rows (one m64 wgmma) and all
+% -- BLOCK_N token columns; the last warp is the producer (one thread issues TMA and bulk copies
+% -- into a ring of STAGES stages, full/empty mbarriers per stage). A producer warp rather than
+% -- a warpgroup: setmaxnreg is ignored by ptxas when it compiles PTX for nvJitLink (C7504), so
+% -- every thread gets the same share of the register file and a small producer costs least.
+% --
+% -- k permutation. A sum over k may visit k in any order as long as both operands use the same
+% -- one. Thread lane l (t = l % 4) of a consumer warp must hold, for wgmma step s (16 k) of a
+% -- 64-k block, fragment registers {k 16s+2t, +1} and {k 16s+8+2t, +1} of its two rows
+% -- (PTX ISA: wgmma A fragment in registers, the m16n8k16 layout per warp). Here thread t
+% -- instead decodes the 16 physical k 16t..16t+15 of each row (8 contiguous packed bytes and ONE
+% -- scale), and the cheapest decoder yields pairs (k_i, k_i+4) of one 32-bit word:
+% --   q = 0..3: (16t+q, 16t+q+4); q = 4..7: (16t+q+4, 16t+q+8).
+% -- Pair q goes to the register that wgmma reads as logical k 8q + 2t (+1): step s = q / 2,
+% -- half h = q % 2. The prep kernel writes the token of physical k 16t + pair_q[e] at logical
+% -- position 8q + 2t + e of its 64-k block, so both operands agree.
+% local WG = BLOCK_M // 64
+% local ACC = BLOCK_N // 2
+% local SFB_BLK = (BLOCK_M >= 128) and (BLOCK_M // 128) or 1
+% local TOK_BYTES = BLOCK_N * 128      -- one stage of tokens: BLOCK_N rows x 64 fp16 (128B-swizzled)
+% local W_BYTES = BLOCK_M * 32         -- one stage of packed weights: BLOCK_M rows x 32 bytes
+% local SF_BYTES = SFB_BLK * 512       -- one stage of weight scales: 128-row x 64-k blocks
+% local W_OFF = STAGES * TOK_BYTES
+% local SF_OFF = W_OFF + STAGES * W_BYTES
+% local TX = TOK_BYTES + W_BYTES + SF_BYTES
+% local BAR_OFF = SF_OFF + STAGES * SF_BYTES   -- 2 x STAGES mbarriers (8 bytes each)
+// nvfp4jit generated kernel: ${ARCH} act16 BLOCK_M=${BLOCK_M} BLOCK_N=${BLOCK_N} BLOCK_K=${BLOCK_K} STAGES=${STAGES}
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+struct BlobHeader {          // 64 bytes (blob layout: fam_sm90.c, act16)
+  int num_tiles, num_groups, prep_items, pad0;
+  u64 maps_off, tiles_off, groups_off, pad1[3];
+};
+struct GroupDesc {           // 64 bytes
+  u64 a, b, sfa, sfb, c, ws; // ws: this group's fp16 token rows (M x K, permuted k)
+  int m, n, k, prep0;        // prep0: first prep item (16 values) of this group
+};
+struct __align__(64) TmaDesc { u64 opaque[16]; };  // CUtensorMap; per group: tokens, weights
+struct Tile { int group, tx, ty, pad; };           // tx: weight tile, ty: token tile
+
+static __device__ __forceinline__ u32 smem_u32(const void *p) {
+  return (u32)__cvta_generic_to_shared(p);
+}
+static __device__ __forceinline__ u32 e4m3x2_to_f16x2(u32 two_bytes) {
+  u32 r;
+  asm("{ .reg .b16 t; cvt.u16.u32 t, %1; cvt.rn.f16x2.e4m3x2 %0, t; }" : "=r"(r) : "r"(two_bytes));
+  return r;
+}
+static __device__ __forceinline__ u32 hmul2(u32 a, u32 b) {
+  u32 r;
+  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+// 8 e2m1 codes (one 32-bit word, code i at bits 4i..4i+3) times one f16x2 scale -> 4 f16x2:
+// o[i] = (code i, code i+4) * scale * 2^-14. Placing a code's 3 value bits at fp16 bits 9..11
+// and its sign at bit 15 gives the fp16 e2m1 * 2^-14 exactly (exponent field e1e0, mantissa m);
+// times an e4m3 scale the product is exact in fp16 (DESIGN.md "Numerics": at most 6
+// significant bits, a multiple of 2^-24 inside fp16's range).
+static __device__ __forceinline__ void dec8(u32 w, u32 s2, u32 *o) {
+  o[0] = hmul2(((w << 9) & 0x0E000E00u) | ((w << 12) & 0x80008000u), s2);
+  o[1] = hmul2(((w << 5) & 0x0E000E00u) | ((w << 8) & 0x80008000u), s2);
+  o[2] = hmul2(((w << 1) & 0x0E000E00u) | ((w << 4) & 0x80008000u), s2);
+  o[3] = hmul2(((w >> 3) & 0x0E000E00u) | (w & 0x80008000u), s2);
+}
+static __device__ __forceinline__ u32 scale_f16x2(u32 sb) { return e4m3x2_to_f16x2(sb | (sb << 8)); }
+
+// ---- prep: one thread per (token row, 16-k group) ----
+extern "C" __global__ void __launch_bounds__(256)
+${KERNEL_NAME}_prep(const unsigned char *__restrict__ blob) {
+  const BlobHeader *hdr = (const BlobHeader *)blob;
+  const int item = blockIdx.x * 256 + threadIdx.x;
+  if (item >= hdr->prep_items) return;
+  const GroupDesc *groups = (const GroupDesc *)(blob + hdr->groups_off);
+  // last group whose first item is <= item (empty groups share their successor's prep0)
+  int lo = 0, hi = hdr->num_groups - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (groups[mid].prep0 <= item) lo = mid; else hi = mid - 1;
+  }
+  const GroupDesc g = groups[lo];
+  const int per_row = g.k / 16, local = item - g.prep0;
+  const int m = local / per_row, j = local % per_row;
+  const uint2 q = *(const uint2 *)((const unsigned char *)g.a + (long long)m * (g.k / 2) + j * 8);
+  const u32 sb = ((const unsigned char *)g.sfa)[((long long)(m / 128) * (g.k / 64) + j / 4) * 512 +
+                                                (m % 32) * 16 + ((m % 128) / 32) * 4 + (j % 4)];
+  const u32 s2 = scale_f16x2(sb);
+  u32 o[8];
+  dec8(q.x, s2, o);
+  dec8(q.y, s2, o + 4);
+  // pair q -> logical k 8q + 2t (+1) of the 64-k block: byte offset 16q + 4t
+  unsigned char *dst = (unsigned char *)g.ws + ((long long)m * g.k + (j / 4) * 64) * 2 + (j % 4) * 4;
+#pragma unroll
+  for (int i = 0; i < 8; i++) *(u32 *)(dst + 16 * i) = o[i];
+}
+
+// ---- mbarrier, TMA (PTX ISA "mbarrier", "cp.async.bulk", "cp.async.bulk.tensor") ----
+static __device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count));
+}
+static __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
+  // the label is local to the braces, so every inlined copy may use the same name
+  asm volatile("{\n\t.reg .pred P1;\n\tLAB_WAIT:\n\t"
+               "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n\t"
+               "@!P1 bra.uni LAB_WAIT;\n\t}" :: "r"(bar), "r"(parity) : "memory");
+}
+static __device__ __forceinline__ void mbar_arrive(u32 bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
+}
+static __device__ __forceinline__ void mbar_expect_tx(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
+}
+static __device__ __forceinline__ void tma_2d(u32 dst, const void *map, int c0, int c1, u32 bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3}], [%4];"
+               :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar) : "memory");
+}
+static __device__ __forceinline__ void bulk_1d(u32 dst, const void *src, u32 bytes, u32 bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+
+// ---- wgmma (PTX ISA "wgmma.mma_async"): D(64 x ${BLOCK_N}, f32) += A(64 x 16, f16, registers)
+// * B(16 x ${BLOCK_N}, f16, shared memory, K-major, 128-byte swizzle) ----
+static __device__ __forceinline__ u64 make_desc(u32 saddr) {
+  return (u64)((saddr & 0x3FFFF) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
+}
+static __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+static __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> static __device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N) : "memory");
+}
+static __device__ __forceinline__ void wgmma_rs(float *d, const u32 *a, u64 db) {
+% local outs, cons = {}, {}
+% for i = 0, ACC - 1 do outs[#outs + 1] = "%" .. i; cons[#cons + 1] = '"+f"(d[' .. i .. '])' end
+  asm volatile(
+    "{\n.reg .pred p;\nsetp.ne.b32 p, %${ACC + 5}, 0;\n"
+    "wgmma.mma_async.sync.aligned.m64n${BLOCK_N}k16.f32.f16.f16 "
+    "{${table.concat(outs, ", ")}}, {%${ACC}, %${ACC + 1}, %${ACC + 2}, %${ACC + 3}}, %${ACC + 4}, p, 1, 1, 0;\n}\n"
+    : ${table.concat(cons, ", ")}
+    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+}
+static __device__ __forceinline__ void fence_acc(float *d) {
+#pragma unroll
+  for (int i = 0; i < ${ACC}; i++) asm volatile("" : "+f"(d[i]) :: "memory");
+}
+static __device__ __forceinline__ void fence_regs(u32 *r) {
+#pragma unroll
+  for (int i = 0; i < 16; i++) asm volatile("" : "+r"(r[i]) :: "memory");
+}
+static __device__ __forceinline__ u32 f32x2_to_f16x2(float a, float b) {
+  u32 r;
+  asm("cvt.rn.f16x2.f32 %0, %2, %1;" : "=r"(r) : "f"(a), "f"(b));
+  return r;
+}
+
+extern "C" __global__ void __launch_bounds__(${THREADS}, 1)
+${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
+  // Everything lives in dynamic shared memory, aligned here to 1024 bytes (TMA's 128-byte
+  // swizzle repeats every 1024 bytes and takes its pattern from the address). The declaration
+  // promises only 16: a larger promise lets the compiler fold the alignment step away, and
+  // the real base is not 1024-aligned when the kernel has static shared memory.
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  unsigned char *smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);
+  const BlobHeader *hdr = (const BlobHeader *)blob;
+  const GroupDesc *groups = (const GroupDesc *)(blob + hdr->groups_off);
+  const TmaDesc *maps = (const TmaDesc *)(blob + hdr->maps_off);
+  const Tile tile = ((const Tile *)(blob + hdr->tiles_off))[blockIdx.x];
+  const GroupDesc g = groups[tile.group];
+  const int tid = threadIdx.x, wg = tid / 128;   // wg == ${WG}: the producer warp
+  const int nk = g.k / 64;                       // K % 64 == 0 and K >= 64
+  const int x0 = tile.tx * ${BLOCK_M}, y0 = tile.ty * ${BLOCK_N};
+  const u32 full0 = smem_u32(smem + ${BAR_OFF}), empty0 = full0 + ${8 * STAGES};
+  if (tid == 0) {
+    for (int s = 0; s < ${STAGES}; s++) {
+      mbar_init(full0 + 8 * s, 1);                // the producer's arrive.expect_tx
+      mbar_init(empty0 + 8 * s, ${4 * WG});       // one arrive per consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+
+  if (wg == ${WG}) {
+    // ---- producer ----
+    if (tid == ${WG * 128}) {
+      const TmaDesc *tok_map = &maps[2 * tile.group], *w_map = &maps[2 * tile.group + 1];
+      asm volatile("prefetch.tensormap [%0];" :: "l"(tok_map) : "memory");
+      asm volatile("prefetch.tensormap [%0];" :: "l"(w_map) : "memory");
+      const unsigned char *sfb = (const unsigned char *)g.sfb + (long long)(x0 / 128) * nk * 512;
+      const u32 base = smem_u32(smem);
+      for (int kt = 0; kt < nk; kt++) {
+        const int slot = kt % ${STAGES};
+        if (kt >= ${STAGES}) mbar_wait(empty0 + 8 * slot, ((kt / ${STAGES}) - 1) & 1);
+        const u32 full = full0 + 8 * slot;
+        mbar_expect_tx(full, ${TX});
+        tma_2d(base + slot * ${TOK_BYTES}, tok_map, kt * 64, y0, full);
+        tma_2d(base + ${W_OFF} + slot * ${W_BYTES}, w_map, kt * 32, x0, full);
+% for b = 0, SFB_BLK - 1 do
+        bulk_1d(base + ${SF_OFF} + slot * ${SF_BYTES} + ${b * 512}, sfb + (long long)(${b} * nk + kt) * 512, 512, full);
+% end
+      }
+    }
+    return;
+  }
+
+  // ---- consumers ----
+  const int cw = wg, warp = (tid % 128) / 32, lane = tid % 32, t = lane % 4;
+  const int lr0 = cw * 64 + warp * 16 + lane / 4;   // local weight rows lr0 and lr0 + 8
+  const u32 woff0 = lr0 * 32 + t * 8, woff1 = woff0 + 8 * 32;
+  u32 soff[2];
+#pragma unroll
+  for (int i = 0; i < 2; i++) {
+    const int gr = x0 + lr0 + 8 * i, r = gr % 128;
+    soff[i] = (gr / 128 - x0 / 128) * 512 + (r % 32) * 16 + (r / 32) * 4 + t;
+  }
+  float acc[${ACC}];
+#pragma unroll
+  for (int i = 0; i < ${ACC}; i++) acc[i] = 0.f;
+  u32 afr0[16], afr1[16];   // fragment registers of k-tiles kt (even) and kt (odd)
+
+  // One k-tile: wait for its stage, decode this thread's weights into fragment registers, four
+  // wgmma steps, then release the previous stage (its wgmma is complete after wait_group 1).
+  auto step = [&](int kt, u32 *afr) {
+    const int slot = kt % ${STAGES};
+    mbar_wait(full0 + 8 * slot, (kt / ${STAGES}) & 1);
+    const unsigned char *w = smem + ${W_OFF} + slot * ${W_BYTES};
+    const unsigned char *sf = smem + ${SF_OFF} + slot * ${SF_BYTES};
+    const uint2 q0 = *(const uint2 *)(w + woff0), q1 = *(const uint2 *)(w + woff1);
+    const u32 s0 = scale_f16x2(sf[soff[0]]), s1 = scale_f16x2(sf[soff[1]]);
+    u32 p0[8], p1[8];
+    dec8(q0.x, s0, p0); dec8(q0.y, s0, p0 + 4);
+    dec8(q1.x, s1, p1); dec8(q1.y, s1, p1 + 4);
+    // pair q of row i -> step q/2, register 2*(q%2) + i (a0: row, k 2t; a1: row+8, k 2t;
+    // a2: row, k 2t+8; a3: row+8, k 2t+8)
+#pragma unroll
+    for (int qq = 0; qq < 8; qq++) {
+      afr[4 * (qq / 2) + 2 * (qq % 2)] = p0[qq];
+      afr[4 * (qq / 2) + 2 * (qq % 2) + 1] = p1[qq];
+    }
+    fence_regs(afr);
+    fence_acc(acc);
+    wgmma_fence();
+    const u32 tok = smem_u32(smem + slot * ${TOK_BYTES});
+#pragma unroll
+    for (int s = 0; s < 4; s++) wgmma_rs(acc, afr + 4 * s, make_desc(tok + s * 32));
+    wgmma_commit();
+    fence_acc(acc);
+    wgmma_wait<1>();
+    fence_regs(afr);
+    if (kt > 0 && lane == 0) mbar_arrive(empty0 + 8 * ((kt - 1) % ${STAGES}));
+  };
+  int kt = 0;
+  for (;;) {
+    step(kt, afr0);
+    if (++kt == nk) break;
+    step(kt, afr1);
+    if (++kt == nk) break;
+  }
+  wgmma_wait<0>();
+  fence_acc(acc);
+  fence_regs(afr0);
+  fence_regs(afr1);
+
+  // ---- epilogue: fragment rows are weights (N of C), columns tokens (M of C); C[tok][w].
+  // Both operands carried 2^-14: C = acc * 2^28, exact in fp32.
+  const int N = g.n, M = g.m;
+  const int wr = x0 + cw * 64 + warp * 16 + lane / 4;
+  unsigned short *C = (unsigned short *)g.c;
+  const float S = 268435456.0f;
+#pragma unroll
+  for (int j = 0; j < ${BLOCK_N // 8}; j++) {
+    const int tc = y0 + 8 * j + 2 * t;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      const int x = wr + 8 * h;
+      const u32 v = f32x2_to_f16x2(acc[4 * j + 2 * h] * S, acc[4 * j + 2 * h + 1] * S);
+      if (x < N) {
+        if (tc < M) C[(long long)tc * N + x] = (unsigned short)(v & 0xFFFF);
+        if (tc + 1 < M) C[(long long)(tc + 1) * N + x] = (unsigned short)(v >> 16);
+      }
+    }
+  }
+}
