@@ -3,6 +3,7 @@
 # with a build in ./build (carried). Logs and CSVs go to $OUT (or ./out).
 #   bash bench/h200.sh tests            GPU test areas gpu, gpuref, tune
 #   bash bench/h200.sh bench SPEC...    SPEC = FILE:SETS[:VARIANT]  (VARIANT empty: heuristic)
+#   bash bench/h200.sh ncu FILE SET VARIANT   Nsight Compute sections of one launch of the GEMM kernel
 #   bash bench/h200.sh sanitize         compute-sanitizer memcheck + racecheck (edges, decode64-down)
 set -uo pipefail
 OUT=${OUT:-$PWD/out}; mkdir -p "$OUT"
@@ -12,17 +13,25 @@ mode=$1; shift
 case $mode in
 tests)
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-  for a in gpu gpuref tune; do
-    timeout 400 "$B/nvfp4jit_tests" $a 2>&1 | tee -a "$OUT/tests.log"
+  for a in ${AREAS:-gpu gpuref tune}; do   # from the build dir, as CTest runs them
+    (cd "$B" && timeout 400 ./nvfp4jit_tests $a) 2>&1 | tee -a "$OUT/tests.log"
   done ;;
 bench)
   for spec in "$@"; do
-    IFS=: read -r file sets var <<<"$spec"
-    tag=$(echo "${sets}_${var:-heur}" | tr -c 'A-Za-z0-9._-' '_')
+    file=${spec%%:*}; rest=${spec#*:}; sets=${rest%%:*}; var=""
+    [ "$sets" != "$rest" ] && var=${rest#*:}
+    tag=$(echo "${sets}_${var:-heur}" | tr -c 'A-Za-z0-9._-' '_' | cut -c1-60)
     args=(--problems "problems/$file" --set "$sets" --iters 20 --csv "$OUT/bench_$tag.csv")
     [ -n "$var" ] && args+=(--variant "$var")
+    [ -n "${NOCUBLAS:-}" ] && args+=(--no-cublas)
     timeout 300 "$B/nvfp4jit" bench "${args[@]}" 2>&1 | tee -a "$OUT/bench.log"
   done ;;
+ncu)
+  ncu --clock-control none -k regex:'^nvfp4jit_grouped$' -s 3 -c 1 --section SpeedOfLight \
+      --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+      --section ComputeWorkloadAnalysis --section LaunchStats --section Occupancy \
+      "$B/nvfp4jit" bench --problems "problems/$1" --set "$2" --variant "$3" --iters 20 --no-cublas \
+      > "$OUT/ncu_$2.txt" 2>&1; grep -E 'Throughput|Duration|Stall|Issued|Eligible|Active Warps|Registers|L2 Hit|Busy|Executed Ipc' "$OUT/ncu_$2.txt" | head -60 ;;
 sanitize)
   for tool in memcheck racecheck; do
     timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 "$B/nvfp4jit_tests" gpu edges 2>&1 | tail -5 | tee -a "$OUT/sanitize.log"

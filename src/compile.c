@@ -79,9 +79,11 @@ static int num_before(const char *log, const char *suffix, int *val) {
 
 void nvrtc_parse_resources(const char *log, nvfp4jit_resources *res) {
     if (!log) return;
-    const char *p = strstr(log, "Used ");
-    if (p) res->registers = atoi(p + 5);
+    /* ptxas says "Used N registers", nvJitLink's own summary "used N registers": take the
+     * first of either (some nvJitLink builds print only the second) */
     int v;
+    if (num_before(log, " registers", &v))
+        res->registers = v;
     if (num_before(log, "bytes stack frame", &v)) res->local_bytes = v;
     if (num_before(log, "bytes spill stores", &v)) res->spill_store_bytes = v;
     if (num_before(log, "bytes spill loads", &v)) res->spill_load_bytes = v;

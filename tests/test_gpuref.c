@@ -103,7 +103,8 @@ static void t_compile(void) {
                    g->res.local_bytes == 0,
                "spills %d/%d stack %d", g->res.spill_store_bytes, g->res.spill_load_bytes,
                g->res.local_bytes);
-        CHECK(g->res.registers > 0 && g->res.registers <= 255);
+        CHECKF(g->res.registers > 0 && g->res.registers <= 255, "registers %d; log: %.300s",
+               g->res.registers, g->log.data ? g->log.data : "(none)");
         CHECK(g->res.from_cache == 0 && cache_key_valid(g->key));
         snprintf(keys[i], sizeof keys[i], "%s", g->key);
         printf("  reference sm_%d: regs %d, cubin %zu bytes, compile %.0f ms, key %s\n",

@@ -25,6 +25,7 @@
 #define BENCH_STR2(x) #x
 #define BENCH_STR(x) BENCH_STR2(x)
 #define PEAK_TFLOPS 749.0              /* cuBLAS fp16 8192^3 on the H200 (DESIGN.md) */
+#define BENCH_MAX_VARIANTS 16
 #define FLUSH_BYTES (256u << 20)       /* > the 60 MB L2 of H100/H200 (and B200's 126 MB) */
 
 
@@ -339,7 +340,7 @@ static void print_row(FILE *csv, const char *set, const bench_row *r, double flo
 
 int cmd_bench(int argc, char **argv) {
     static const tool_usage u = {
-        "bench", "[--problems FILE --set NAME | --groups MxNxK,...] [--csv FILE] [--iters N]",
+        "bench", "[--problems FILE --set NAME | --groups MxNxK,...] [--variant V,...] [--csv FILE] [--iters N] [--no-cublas]",
         "Needs a GPU. For each problem set: time the chosen variant (CUDA events around each\n"
         "launch, warm-up first, median of --iters; a 256 MiB buffer is overwritten between\n"
         "launches, outside the events, so each launch starts with a cold L2), and in the same\n"
@@ -347,26 +348,57 @@ int cmd_bench(int argc, char **argv) {
         "CPU, exactly) to fp16 and to bf16: cublasGemmGroupedBatchedEx and a loop of\n"
         "cublasGemmEx, fp32 compute, the same flushing; groups with M = 0 are left out for\n"
         "cuBLAS. Prints us, TFLOP/s (2*sum(M*N*K)), % of the 749 TFLOP/s fp16 peak and the\n"
-        "speed-up over the best cuBLAS; --csv writes the same rows."};
+        "speed-up over the best cuBLAS; --csv writes the same rows. --variant takes a\n"
+        "comma-separated list (\"auto\" = the library's choice), timed one after the other on\n"
+        "the same data; the geomean line is given for each."};
     tool_prob_opts po = {0};
     const char *csv_path = NULL, *variant_s = NULL;
-    int iters = 30, seed = 1;
+    int iters = 30, seed = 1, no_cublas = 0;
     const tool_opt opts[] = {
         TOOL_PROB_OPTS(po),
         {"csv", OPT_STRING, &csv_path, "FILE", "also write the rows as CSV", 0, 0},
         {"iters", OPT_INT, &iters, "N", "timed launches per implementation (default 30)", 20,
          100000},
-        {"variant", OPT_STRING, &variant_s, "V", "force a variant instead of the heuristic",
-         0, 0},
+        {"variant", OPT_STRING, &variant_s, "V,...",
+         "variants to time instead of the library's choice (auto), comma-separated", 0, 0},
+        {"no-cublas", OPT_FLAG, &no_cublas, NULL, "leave the cuBLAS rows out", 0, 0},
         {"seed", OPT_INT, &seed, "N", "random data seed (default 1)", 0, 2147483647},
         {NULL, OPT_FLAG, NULL, NULL, NULL, 0, 0},
     };
     int r = tool_parse(&u, opts, argc, argv, NULL, 0, NULL);
     if (r >= 0) return r;
-    nvfp4jit_variant force;
-    if (variant_s && nvfp4jit_variant_parse(variant_s, &force) != NVFP4JIT_OK)
-        return tool_bad_usage(u.cmd, "--variant '%s': expected e.g. sm90a:128x128x64:s3",
-                              variant_s);
+    /* the variants to time: NULL entry = the library's choice */
+    nvfp4jit_variant forced[BENCH_MAX_VARIANTS];
+    const nvfp4jit_variant *force[BENCH_MAX_VARIANTS] = {NULL};
+    int nvar = 1;
+    if (variant_s) {
+        nvar = 0;
+        const char *p = variant_s;
+        for (;;) {
+            const char *e = strchr(p, ',');
+            size_t len = e ? (size_t)(e - p) : strlen(p);
+            char one[96];
+            if (nvar == BENCH_MAX_VARIANTS)
+                return tool_bad_usage(u.cmd, "--variant: at most %d variants",
+                                      BENCH_MAX_VARIANTS);
+            if (len == 0 || len >= sizeof one)
+                return tool_bad_usage(u.cmd, "--variant '%s': empty or overlong entry",
+                                      variant_s);
+            memcpy(one, p, len);
+            one[len] = '\0';
+            if (!strcmp(one, "auto")) {
+                force[nvar++] = NULL;
+            } else if (nvfp4jit_variant_parse(one, &forced[nvar]) != NVFP4JIT_OK) {
+                return tool_bad_usage(u.cmd, "--variant '%s': expected e.g. sm90a:128x128x64:s3 "
+                                      "or auto", one);
+            } else {
+                force[nvar] = &forced[nvar];
+                nvar++;
+            }
+            if (!e) break;
+            p = e + 1;
+        }
+    }
     prob_set *sets = NULL;
     size_t nsets = 0;
     if ((r = tool_load_sets(u.cmd, &po, &sets, &nsets))) return r;
@@ -387,8 +419,10 @@ int cmd_bench(int argc, char **argv) {
     char cb_err[512] = "";
     int have_cb = 0;
 #endif
-    double log_ours = 0, log_best = 0;
-    int n_geo = 0;
+    double log_ours[BENCH_MAX_VARIANTS] = {0}, log_best = 0;
+    int n_geo = 0, n_geo_ours = 0;
+    char vname[BENCH_MAX_VARIANTS][96];
+    memset(vname, 0, sizeof vname);
 
     char why[512] = "";
     int cc = tool_device_cc(ctx, why, sizeof why);
@@ -402,11 +436,12 @@ int cmd_bench(int argc, char **argv) {
                        cc);
         goto done;
     }
-    if (variant_s && force.arch != arch) {
-        rc = tool_bad_usage(u.cmd, "--variant %s does not run on this %s GPU", variant_s,
-                            tool_arch_name(arch));
-        goto done;
-    }
+    for (int vi = 0; vi < nvar; vi++)
+        if (force[vi] && force[vi]->arch != arch) {
+            rc = tool_bad_usage(u.cmd, "--variant %s does not run on this %s GPU",
+                                tool_variant_str(force[vi]), tool_arch_name(arch));
+            goto done;
+        }
     if (tool_dev_open(u.cmd, ctx, &dev)) {
         rc = 1;
         goto done;
@@ -418,7 +453,9 @@ int cmd_bench(int argc, char **argv) {
         goto done;
     }
 #ifdef NVFP4JIT_HAVE_CUBLAS
-    if (cublas_open(&cb, cb_err, sizeof cb_err) == 0) {
+    if (no_cublas) {
+        snprintf(cb_err, sizeof cb_err, "--no-cublas");
+    } else if (cublas_open(&cb, cb_err, sizeof cb_err) == 0) {
         have_cb = 1;
         cublasStatus_t s = cb.set_stream(cb.h, (cudaStream_t)dev.stream);
         if (s != CUBLAS_STATUS_SUCCESS) {
@@ -426,7 +463,8 @@ int cmd_bench(int argc, char **argv) {
             have_cb = 0;
         }
     }
-    if (!have_cb) fprintf(stderr, "nvfp4jit bench: warning: %s; cuBLAS rows left out\n", cb_err);
+    if (!have_cb && !no_cublas)
+        fprintf(stderr, "nvfp4jit bench: warning: %s; cuBLAS rows left out\n", cb_err);
 #else
     fprintf(stderr, "nvfp4jit bench: warning: built without cuBLAS; cuBLAS rows left out\n");
 #endif
@@ -449,34 +487,41 @@ int cmd_bench(int argc, char **argv) {
             rc = tool_fail(u.cmd, "out of host memory");
             break;
         }
-        nvfp4jit_plan *plan = NULL;
-        nvfp4jit_status s =
-            nvfp4jit_plan_create(ctx, arch, g, set->count, variant_s ? &force : NULL, &plan);
-        free(g);
-        if (s != NVFP4JIT_OK) {
-            char what[256];
-            snprintf(what, sizeof what, "cannot plan set '%s'", set->name);
-            rc = tool_lib_fail(u.cmd, ctx, s, what);
-            break;
-        }
-        tool_print_plan(plan, 2);
         tool_data data;
         if (tool_data_create(u.cmd, &dev, set, (uint64_t)seed + si, &data)) {
-            nvfp4jit_plan_destroy(plan);
+            free(g);
             rc = 1;
             break;
         }
-        bench_row rows[5];
+        bench_row rows[BENCH_MAX_VARIANTS + 4];
         int nrows = 0;
         memset(rows, 0, sizeof rows);
-        run_ctx rx = {u.cmd, plan, &data, &dev};
-        bench_row *ours = &rows[nrows++];
-        snprintf(ours->impl, sizeof ours->impl, "nvfp4jit %s",
-                 tool_variant_str(nvfp4jit_plan_variant(plan, NULL)));
-        double mn;
-        if (tool_time(u.cmd, &dev, run_nvfp4, &rx, 3, iters, flush, FLUSH_BYTES, &ours->us, &mn)) {
-            rc = 1;
+        for (int vi = 0; vi < nvar && !rc; vi++) {
+            nvfp4jit_plan *plan = NULL;
+            nvfp4jit_status s = nvfp4jit_plan_create(ctx, arch, g, set->count, force[vi], &plan);
+            if (s != NVFP4JIT_OK) {
+                char what[256];
+                snprintf(what, sizeof what, "cannot plan set '%s'", set->name);
+                rc = tool_lib_fail(u.cmd, ctx, s, what);
+                break;
+            }
+            tool_print_plan(plan, 2);
+            run_ctx rx = {u.cmd, plan, &data, &dev};
+            bench_row *ours = &rows[nrows++];
+            snprintf(ours->impl, sizeof ours->impl, "nvfp4jit %s",
+                     tool_variant_str(nvfp4jit_plan_variant(plan, NULL)));
+            snprintf(vname[vi], sizeof vname[vi], "%s",
+                     force[vi] ? tool_variant_str(force[vi]) : "auto");
+            double vmn;
+            if (tool_time(u.cmd, &dev, run_nvfp4, &rx, 3, iters, flush, FLUSH_BYTES, &ours->us,
+                          &vmn))
+                rc = 1;
+            dev.api->cuStreamSynchronize(dev.stream);
+            nvfp4jit_plan_destroy(plan);
         }
+        free(g);
+        int nours = nrows;
+        double mn;
         double best = -1;
 #ifdef NVFP4JIT_HAVE_CUBLAS
         for (int bf16 = 0; bf16 < 2 && have_cb && !rc; bf16++) {
@@ -538,23 +583,35 @@ int cmd_bench(int argc, char **argv) {
             printf("  %-36s %10s %9s %8s %9s\n", "implementation", "us", "TFLOP/s", "%peak",
                    "vs best");
             for (int i = 0; i < nrows; i++) print_row(csv, set->name, &rows[i], flops, best);
-            if (ours->us > 0 && best > 0) {
-                log_ours += log(ours->us);
-                log_best += log(best);
-                n_geo++;
+            int all = 1;
+            for (int i = 0; i < nours; i++) all &= rows[i].us > 0;
+            if (all) {
+                for (int i = 0; i < nours; i++) log_ours[i] += log(rows[i].us);
+                n_geo_ours++;
+                if (best > 0) {
+                    log_best += log(best);
+                    n_geo++;
+                }
             }
         }
         dev.api->cuStreamSynchronize(dev.stream);
         tool_data_free(&dev, &data);
-        nvfp4jit_plan_destroy(plan);
         fflush(stdout);
     }
-    if (!rc && n_geo > 1) {
-        double go = exp(log_ours / n_geo), gb = exp(log_best / n_geo);
-        printf("\ngeomean over %d sets: nvfp4jit %.2f us, best cuBLAS %.2f us, %.2fx\n", n_geo,
-               go, gb, gb / go);
-        if (csv) fprintf(csv, "geomean,nvfp4jit,%.3f,,,%.3f,\"best cuBLAS %.3f us\"\n", go,
-                         gb / go, gb);
+    if (!rc && n_geo_ours > 1) {
+        double gb = n_geo == n_geo_ours ? exp(log_best / n_geo) : -1;
+        printf("\n");
+        for (int vi = 0; vi < nvar; vi++) {
+            double go = exp(log_ours[vi] / n_geo_ours);
+            printf("geomean over %d sets: nvfp4jit %s %.2f us", n_geo_ours, vname[vi], go);
+            if (gb > 0) printf(", best cuBLAS %.2f us, %.2fx", gb, gb / go);
+            printf("\n");
+            if (csv) {
+                fprintf(csv, "geomean,nvfp4jit %s,%.3f,,,", vname[vi], go);
+                if (gb > 0) fprintf(csv, "%.3f,\"best cuBLAS %.3f us\"\n", gb / go, gb);
+                else fprintf(csv, ",\n");
+            }
+        }
     }
 done:
     if (csv && fclose(csv) != 0 && !rc) rc = tool_fail(u.cmd, "error writing %s", csv_path);
