@@ -4,7 +4,7 @@
 #   bash bench/h200.sh tests            GPU test areas gpu, gpuref, tune
 #   bash bench/h200.sh bench SPEC...    SPEC = FILE:SETS[:VARIANT]  (VARIANT empty: heuristic)
 #   bash bench/h200.sh ncu FILE SET VARIANT   Nsight Compute sections of one launch of the GEMM kernel
-#   bash bench/h200.sh sanitize         compute-sanitizer memcheck + racecheck (edges, decode64-down)
+#   bash bench/h200.sh sanitize V...    compute-sanitizer memcheck + racecheck of `demo` (edges, bench4)
 set -uo pipefail
 OUT=${OUT:-$PWD/out}; mkdir -p "$OUT"
 export NVFP4JIT_SOURCE_DIR=$PWD NVFP4JIT_CACHE_DIR=${NVFP4JIT_CACHE_DIR:-/tmp/nvfp4jit-cache}
@@ -32,9 +32,17 @@ ncu)
       --section ComputeWorkloadAnalysis --section LaunchStats --section Occupancy \
       "$B/nvfp4jit" bench --problems "problems/$1" --set "$2" --variant "$3" --iters 20 --no-cublas \
       > "$OUT/ncu_$2.txt" 2>&1; grep -E 'Throughput|Duration|Stall|Issued|Eligible|Active Warps|Registers|L2 Hit|Busy|Executed Ipc' "$OUT/ncu_$2.txt" | head -60 ;;
-sanitize)
+sanitize)   # bash bench/h200.sh sanitize VARIANT...: edges (moe.txt) and bench4 (gpumode.txt) each
   for tool in memcheck racecheck; do
-    timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 "$B/nvfp4jit_tests" gpu edges 2>&1 | tail -5 | tee -a "$OUT/sanitize.log"
+    for v in "$@"; do
+      for fs in moe.txt:edges gpumode.txt:bench4; do
+        echo "== $tool $v ${fs#*:}" | tee -a "$OUT/sanitize.log"
+        timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 "$B/nvfp4jit" demo --arch sm_90a \
+          --problems "problems/${fs%%:*}" --set "${fs#*:}" --variant "$v" --iters 1 2>&1 \
+          | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|FAIL|error' | tee -a "$OUT/sanitize.log"
+        echo "exit ${PIPESTATUS[0]}" | tee -a "$OUT/sanitize.log"
+      done
+    done
   done ;;
 *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac

@@ -18,6 +18,11 @@
 #include "family.h"
 #include "heuristic.h"
 
+/* act16 rates: fitted to `nvfp4jit bench` on the H200 (bench/RESULTS.md, 2026-12-03) */
+#define ACT16_DECODE_PER_CLK 16.0
+#define ACT16_L2_BYTES_PER_CLK 24.0
+#define ACT16_ITER_CLK 150.0
+
 typedef struct arch_rates {
     double clock_ghz;
     int sms;
@@ -26,6 +31,10 @@ typedef struct arch_rates {
     double dram_bytes_per_us; /* bytes per microsecond */
     double tile_overhead_us;  /* prologue + epilogue of one tile */
     double iter_overhead_clk; /* per k-step: barriers, waits, loop (not overlapped) */
+    /* sm_90a act16/act16mc: the weights are decoded into registers (tokens by a prep kernel),
+     * and the fp16 token tile crosses L2 once per CTA (once per pair with act16mc) */
+    double act16_decode_per_clk; /* weight values per clock per SM */
+    double l2_bytes_per_clk;     /* L2 -> shared memory, per SM */
 } arch_rates;
 
 /* decode rate: measured on the H200 (bench3, 128x128x64: ~1700 clocks per k-tile of 16K values,
@@ -34,8 +43,9 @@ typedef struct arch_rates {
  * 256x24 decode tiles of decode64-down, i.e. ~1000 clocks per extra k-step there; 400 is a
  * compromise; on bench3/bench4 (128x128 unswapped tiles) BLOCK_K 128 lost 8-11 % in tuning,
  * so on sm_90a the term applies to swapped tiles only. */
-static const arch_rates rates_sm90 = {1.75, 132, 4096.0, 10.0, 4.25e6, 1.5, 400.0};
-static const arch_rates rates_sm100 = {1.9, 148, 16384.0, 0.0, 7.0e6, 1.0, 100.0};
+static const arch_rates rates_sm90 = {1.75, 132, 4096.0, 10.0, 4.25e6, 1.5, 400.0,
+                                      ACT16_DECODE_PER_CLK, ACT16_L2_BYTES_PER_CLK};
+static const arch_rates rates_sm100 = {1.9, 148, 16384.0, 0.0, 7.0e6, 1.0, 100.0, 0, 0};
 
 typedef struct rank_acc {
     const family *f;
@@ -53,12 +63,15 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
     double clk_per_us = r->clock_ghz * 1e3;
     long long tiles = 0;
     double work_us = 0, max_tile_us = 0, useful = 0, padded = 0, bytes = 0;
-    double mma_total = 0, dec_total = 0;
+    double mma_total = 0, dec_total = 0, prep_bytes = 0;
+    const int act16 = v->arch == NVFP4JIT_ARCH_SM90A && v->strategy != NVFP4JIT_STRATEGY_DUAL;
+    const int mc = v->strategy == NVFP4JIT_STRATEGY_ACT16MC;
     for (size_t i = 0; i < a->n; i++) {
         const nvfp4jit_group *g = &a->g[i];
         if (g->m == 0) continue;
         double rx = (double)(v->swap_ab ? g->n : g->m), ry = (double)(v->swap_ab ? g->m : g->n);
         double tx = ceil(rx / v->block_m), ty = ceil(ry / v->block_n);
+        if (mc) tx += fmod(tx, 2.0); /* act16mc: whole pairs of weight tiles */
         double ksteps = ceil((double)g->k / v->block_k);
         double mma = 2.0 * v->block_m * v->block_n * v->block_k / r->mma_flops_per_clk;
         double dec = r->decode_per_clk > 0
@@ -68,7 +81,17 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
          * tokens: short k-steps whose barriers and waits are not hidden), not on the 128x128
          * token tiles (measured, see rates_sm90) */
         double iter = v->swap_ab || v->arch != NVFP4JIT_ARCH_SM90A ? r->iter_overhead_clk : 0;
-        double tile_us = ksteps * (fmax(mma, dec) + iter) / clk_per_us + r->tile_overhead_us;
+        double step = fmax(mma, dec) + iter;
+        if (act16) {
+            /* weights only are decoded in the kernel; tokens arrive as fp16 through L2 */
+            dec = (double)v->block_m * v->block_k / r->act16_decode_per_clk;
+            double l2 = ((double)v->block_n * v->block_k * 2 / (mc ? 2 : 1) +
+                         (double)v->block_m * v->block_k / 2 + 512.0) /
+                        r->l2_bytes_per_clk;
+            step = fmax(mma, fmax(dec, l2)) + ACT16_ITER_CLK;
+            prep_bytes += (double)g->m * g->k * (0.5 + 1.0 / 16 + 2.0);
+        }
+        double tile_us = ksteps * step / clk_per_us + r->tile_overhead_us;
         tiles += (long long)(tx * ty);
         work_us += tx * ty * tile_us;
         mma_total += tx * ty * ksteps * mma / clk_per_us;
@@ -97,6 +120,8 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
     c->mem_us = mem_us;
     c->waste = padded > 0 ? 1.0 - useful / padded : 0;
     c->est_us = fmax(comp_us, mem_us) + 3.0; /* + launch */
+    if (act16) /* + the prep kernel (tokens to fp16: read packed, write fp16) and its launch */
+        c->est_us += prep_bytes / r->dram_bytes_per_us + 2.0;
 }
 
 static void rank_emit(const nvfp4jit_variant *v, void *u) {
