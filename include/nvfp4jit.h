@@ -154,12 +154,7 @@ enum {
      *  (warp-specialised: one TMA producer warpgroup, BLOCK_M/64 consumer warpgroups, an
      *  mbarrier ring of STAGES stages) decodes the weights (B) straight into wgmma's register
      *  operand and reads the fp16 tokens from shared memory where TMA put them. */
-    NVFP4JIT_STRATEGY_ACT16 = 1,
-    /** "act16mc" (formatted ":act16mc"; as act16, and BLOCK_N a multiple of 16): CTAs run in
-     *  clusters of two that share one token tile and take adjacent weight tiles; each loads
-     *  half of the fp16 token rows and multicasts it to both, halving the token traffic
-     *  through L2. */
-    NVFP4JIT_STRATEGY_ACT16MC = 2
+    NVFP4JIT_STRATEGY_ACT16 = 1
 };
 
 /** Check a variant against its arch's rules (shared memory, MMA shapes, tensor memory).

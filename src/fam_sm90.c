@@ -31,11 +31,6 @@ static int sf_blocks(int rows) {
     return (rows + 127) / 128 + 1; /* a tile can straddle two 128-row scale blocks */
 }
 
-/* act16 and act16mc (act16 with 2-CTA clusters that multicast the token tile) */
-static int is_act16(const nvfp4jit_variant *v) {
-    return v->strategy == NVFP4JIT_STRATEGY_ACT16 || v->strategy == NVFP4JIT_STRATEGY_ACT16MC;
-}
-
 static int act16_sf_blocks(const nvfp4jit_variant *v) {
     return v->block_m >= 128 ? v->block_m / 128 : 1;
 }
@@ -51,7 +46,7 @@ static int act16_consumer_regs(const nvfp4jit_variant *v) {
 }
 
 static size_t sm90_dyn_smem(const nvfp4jit_variant *v) {
-    if (is_act16(v))
+    if (v->strategy == NVFP4JIT_STRATEGY_ACT16)
         return (size_t)v->stages * ((size_t)v->block_n * 128 + (size_t)v->block_m * 32 +
                                     (size_t)act16_sf_blocks(v) * 512 + 16) +
                1024; /* + the mbarriers, + slack for 1024-byte alignment */
@@ -64,7 +59,7 @@ static size_t sm90_dyn_smem(const nvfp4jit_variant *v) {
 
 static int sm90_threads(const nvfp4jit_variant *v) {
     /* act16: one consumer warpgroup per 64 weight rows + one producer warp */
-    return is_act16(v) ? 2 * v->block_m + 32 : 2 * v->block_m;
+    return v->strategy == NVFP4JIT_STRATEGY_ACT16 ? 2 * v->block_m + 32 : 2 * v->block_m;
 }
 
 static int sm90_check(const nvfp4jit_variant *v, char *why, size_t n) {
@@ -91,19 +86,11 @@ static int sm90_check(const nvfp4jit_variant *v, char *why, size_t n) {
         snprintf(why, n, "swap_ab=%d: must be 0 or 1", v->swap_ab);
         return 0;
     }
-    if (v->strategy != NVFP4JIT_STRATEGY_DUAL && !is_act16(v)) {
-        snprintf(why, n, "strategy=%d: must be 0 (dual), 1 (act16) or 2 (act16mc)", v->strategy);
+    if (v->strategy != NVFP4JIT_STRATEGY_DUAL && v->strategy != NVFP4JIT_STRATEGY_ACT16) {
+        snprintf(why, n, "strategy=%d: must be 0 (dual) or 1 (act16)", v->strategy);
         return 0;
     }
-    if (is_act16(v)) {
-        /* each CTA of a pair multicasts BLOCK_N/2 token rows to offset BLOCK_N/2 * 128 bytes,
-         * which must be a whole 1024-byte period of the 128-byte swizzle (PTX ISA, tensor
-         * copy swizzle modes) */
-        if (v->strategy == NVFP4JIT_STRATEGY_ACT16MC && v->block_n % 16) {
-            snprintf(why, n, "BLOCK_N=%d: act16mc needs a multiple of 16 (half a tile per CTA)",
-                     v->block_n);
-            return 0;
-        }
+    if (v->strategy == NVFP4JIT_STRATEGY_ACT16) {
         if (!v->swap_ab) {
             snprintf(why, n, "act16 puts the weights on wgmma's M side: needs swap_ab = 1");
             return 0;
@@ -185,10 +172,6 @@ static void sm90_enumerate(void (*emit)(const nvfp4jit_variant *, void *), void 
                 nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, bm[i], bn[j], 64, st16[l], 1,
                                       NVFP4JIT_STRATEGY_ACT16};
                 emit(&v, u);
-                if (bn[j] % 16 == 0) {
-                    v.strategy = NVFP4JIT_STRATEGY_ACT16MC;
-                    emit(&v, u);
-                }
             }
 }
 
@@ -204,9 +187,7 @@ static size_t count_tiles(const nvfp4jit_variant *v, const nvfp4jit_group *g, si
         if (g[i].m == 0) continue;
         int64_t rx, ry;
         rows_xy(v, &g[i], &rx, &ry);
-        size_t tx = (size_t)((rx + v->block_m - 1) / v->block_m);
-        if (v->strategy == NVFP4JIT_STRATEGY_ACT16MC) tx += tx % 2; /* whole pairs */
-        t += tx * (size_t)((ry + v->block_n - 1) / v->block_n);
+        t += (size_t)((rx + v->block_m - 1) / v->block_m) * (size_t)((ry + v->block_n - 1) / v->block_n);
     }
     return t;
 }
@@ -214,14 +195,14 @@ static size_t count_tiles(const nvfp4jit_variant *v, const nvfp4jit_group *g, si
 static size_t act16_maps_off(size_t n) { return (64 + 64 * n + 63) / 64 * 64; }
 
 static size_t sm90_blob_size(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n) {
-    if (is_act16(v))
+    if (v->strategy == NVFP4JIT_STRATEGY_ACT16)
         return act16_maps_off(n) + 256 * n + 16 * count_tiles(v, g, n);
     return 16 + 64 * n + 16 * count_tiles(v, g, n);
 }
 
 static size_t sm90_workspace_size(const nvfp4jit_variant *v, const nvfp4jit_group *g,
                                   size_t n) {
-    if (!is_act16(v)) return 0;
+    if (v->strategy != NVFP4JIT_STRATEGY_ACT16) return 0;
     size_t b = 0;
     for (size_t i = 0; i < n; i++) b += (size_t)g[i].m * (size_t)g[i].k * 2;
     return b;
@@ -257,7 +238,6 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
     NJ_RETURN_IF(ctx, tiles > 0x7fffffff, NVFP4JIT_ERR_INVALID_PROBLEM,
                  "problem set needs %zu tiles (more than a grid holds)", tiles);
     size_t mo = act16_maps_off(n), to = mo + 256 * n;
-    const int mc = v->strategy == NVFP4JIT_STRATEGY_ACT16MC;
     memset(host, 0, to);
     int64_t items = 0;
     uint64_t wsp = ws;
@@ -270,8 +250,7 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
         if (g[i].m > 0) {
             unsigned char *maps = host + mo + 256 * i;
             NJ_FORWARD_IF_ERROR(act16_map(ctx, api, maps, wsp, CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-                                          g[i].k, g[i].m, g[i].k * 2, 64,
-                                          mc ? v->block_n / 2 : v->block_n,
+                                          g[i].k, g[i].m, g[i].k * 2, 64, v->block_n,
                                           CU_TENSOR_MAP_SWIZZLE_128B, i, "fp16 tokens"));
             NJ_FORWARD_IF_ERROR(act16_map(ctx, api, maps + 128, g[i].b,
                                           CU_TENSOR_MAP_DATA_TYPE_UINT8, g[i].k / 2, g[i].n,
@@ -292,24 +271,11 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
         if (g[i].m == 0) continue;
         int tx = (int)((g[i].n + v->block_m - 1) / v->block_m);
         int ty = (int)((g[i].m + v->block_n - 1) / v->block_n);
-        if (!mc) {
-            for (int a = 0; a < tx; a++)
-                for (int b = 0; b < ty; b++) {
-                    t[0] = (int32_t)i; t[1] = a; t[2] = b; t[3] = 0;
-                    t += 4;
-                }
-            continue;
-        }
-        /* act16mc: CTAs 2j and 2j+1 form a cluster: the same token tile, weight tiles a and
-         * a+1; with an odd count the last pair's second CTA repeats the first's tile and
-         * stores nothing (pad = 1) */
-        for (int a = 0; a < tx; a += 2)
-            for (int b = 0; b < ty; b++)
-                for (int h = 0; h < 2; h++) {
-                    int odd = a + h >= tx;
-                    t[0] = (int32_t)i; t[1] = odd ? a : a + h; t[2] = b; t[3] = odd;
-                    t += 4;
-                }
+        for (int a = 0; a < tx; a++)
+            for (int b = 0; b < ty; b++) {
+                t[0] = (int32_t)i; t[1] = a; t[2] = b; t[3] = 0;
+                t += 4;
+            }
     }
     launch->num_ctas = (unsigned)tiles;
     launch->threads = (unsigned)sm90_threads(v);
@@ -324,7 +290,7 @@ static nvfp4jit_status sm90_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
                                       size_t n, unsigned char *host, uint64_t dev,
                                       uint64_t workspace, fam_launch *launch) {
     (void)dev;
-    if (is_act16(v))
+    if (v->strategy == NVFP4JIT_STRATEGY_ACT16)
         return act16_blob_fill(ctx, api, v, g, n, host, workspace, launch);
     (void)api;
     size_t tiles = count_tiles(v, g, n);

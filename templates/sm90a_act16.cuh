@@ -24,13 +24,6 @@
 % -- Pair q goes to the register that wgmma reads as logical k 8q + 2t (+1): step s = q / 2,
 % -- half h = q % 2. The prep kernel writes the token of physical k 16t + pair_q[e] at logical
 % -- position 8q + 2t + e of its 64-k block, so both operands agree.
-% -- Strategy 2 ("act16mc") pairs CTAs in clusters of 2 that share the token tile and take
-% -- adjacent weight tiles: each CTA loads half of the token rows with a TMA multicast into both
-% -- CTAs' shared memory, so the fp16 tokens cross L2 once per pair (they are 4x the bytes of the
-% -- packed weights and dominate the L2 traffic otherwise). A stage may be overwritten only when
-% -- the consumers of both CTAs have released it: every consumer warp arrives on the empty
-% -- barrier of its own CTA and on the peer's.
-% local CLUSTER = (STRATEGY == 2) and 2 or 1
 % local WG = BLOCK_M // 64
 % local ACC = BLOCK_N // 2
 % local SFB_BLK = (BLOCK_M >= 128) and (BLOCK_M // 128) or 1
@@ -54,7 +47,7 @@ struct GroupDesc {           // 64 bytes
   int m, n, k, prep0;        // prep0: first prep item (16 values) of this group
 };
 struct __align__(64) TmaDesc { u64 opaque[16]; };  // CUtensorMap; per group: tokens, weights
-struct Tile { int group, tx, ty, pad; };           // tx: weight tile, ty: token tile; pad: 1 = no stores
+struct Tile { int group, tx, ty, pad; };           // tx: weight tile, ty: token tile
 
 static __device__ __forceinline__ u32 smem_u32(const void *p) {
   return (u32)__cvta_generic_to_shared(p);
@@ -132,30 +125,6 @@ static __device__ __forceinline__ void tma_2d(u32 dst, const void *map, int c0, 
                " [%0], [%1, {%2, %3}], [%4];"
                :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
-static __device__ __forceinline__ void tma_2d_mc(u32 dst, const void *map, int c0, int c1, u32 bar,
-                                                 unsigned short mask) {
-  // PTX ISA "cp.async.bulk.tensor": .multicast::cluster writes the box at the same CTA-relative
-  // offset of every CTA in ctaMask and signals the mbarrier at the same offset in each of them
-  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-               " [%0], [%1, {%2, %3}], [%4], %5;"
-               :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar), "h"(mask) : "memory");
-}
-static __device__ __forceinline__ u32 cluster_rank() {
-  u32 r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
-static __device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-static __device__ __forceinline__ u32 peer_addr(u32 local, u32 rank) {
-  u32 r;  // PTX ISA "mapa": the same shared-memory offset in CTA `rank` of the cluster
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(local), "r"(rank));
-  return r;
-}
-static __device__ __forceinline__ void mbar_arrive_cluster(u32 bar) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" :: "r"(bar) : "memory");
-}
 static __device__ __forceinline__ void bulk_1d(u32 dst, const void *src, u32 bytes, u32 bar) {
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
@@ -196,9 +165,6 @@ static __device__ __forceinline__ u32 f32x2_to_f16x2(float a, float b) {
 }
 
 extern "C" __global__ void __launch_bounds__(${THREADS}, 1)
-% if CLUSTER > 1 then
-__cluster_dims__(${CLUSTER}, 1, 1)
-% end
 ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
   // Everything lives in dynamic shared memory, aligned here to 1024 bytes (TMA's 128-byte
   // swizzle repeats every 1024 bytes and takes its pattern from the address). The declaration
@@ -218,17 +184,11 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
   if (tid == 0) {
     for (int s = 0; s < ${STAGES}; s++) {
       mbar_init(full0 + 8 * s, 1);                // the producer's arrive.expect_tx
-      mbar_init(empty0 + 8 * s, ${4 * WG * CLUSTER});  // one arrive per consumer warp (of each CTA)
+      mbar_init(empty0 + 8 * s, ${4 * WG});       // one arrive per consumer warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
-% if CLUSTER > 1 then
-  // the peer multicasts into this CTA's stages and arrives on its barriers: both must exist
-  cluster_sync();
-  const u32 peer = cluster_rank() ^ 1;
-% else
   __syncthreads();
-% end
 
   if (wg == ${WG}) {
     // ---- producer ----
@@ -243,22 +203,13 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
         if (kt >= ${STAGES}) mbar_wait(empty0 + 8 * slot, ((kt / ${STAGES}) - 1) & 1);
         const u32 full = full0 + 8 * slot;
         mbar_expect_tx(full, ${TX});
-% if CLUSTER > 1 then
-        // this CTA's half of the token rows, into both CTAs (the tensor map's box is BLOCK_N/2 rows)
-        tma_2d_mc(base + slot * ${TOK_BYTES} + (peer ^ 1) * ${TOK_BYTES // 2}, tok_map, kt * 64,
-                  y0 + (peer ^ 1) * ${BLOCK_N // 2}, full, (unsigned short)3);
-% else
         tma_2d(base + slot * ${TOK_BYTES}, tok_map, kt * 64, y0, full);
-% end
         tma_2d(base + ${W_OFF} + slot * ${W_BYTES}, w_map, kt * 32, x0, full);
 % for b = 0, SFB_BLK - 1 do
         bulk_1d(base + ${SF_OFF} + slot * ${SF_BYTES} + ${b * 512}, sfb + (long long)(${b} * nk + kt) * 512, 512, full);
 % end
       }
     }
-% if CLUSTER > 1 then
-    cluster_sync();  // the peer may still multicast into / arrive on this CTA's shared memory
-% end
     return;
   }
 
@@ -306,13 +257,7 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
     fence_acc(acc);
     wgmma_wait<1>();
     fence_regs(afr);
-    if (kt > 0 && lane == 0) {
-      const u32 e = empty0 + 8 * ((kt - 1) % ${STAGES});
-      mbar_arrive(e);
-% if CLUSTER > 1 then
-      mbar_arrive_cluster(peer_addr(e, peer));
-% end
-    }
+    if (kt > 0 && lane == 0) mbar_arrive(empty0 + 8 * ((kt - 1) % ${STAGES}));
   };
   int kt = 0;
   for (;;) {
@@ -328,10 +273,7 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
 
   // ---- epilogue: fragment rows are weights (N of C), columns tokens (M of C); C[tok][w].
   // Both operands carried 2^-14: C = acc * 2^28, exact in fp32.
-  // tile.pad = 1: the idle partner of a cluster whose group has an odd number of weight tiles
-  // (it loads its half of the shared token tile, computes a copy of its partner's tile and
-  // stores nothing)
-  const int N = tile.pad ? 0 : g.n, M = g.m;
+  const int N = g.n, M = g.m;
   const int wr = x0 + cw * 64 + warp * 16 + lane / 4;
   unsigned short *C = (unsigned short *)g.c;
   const float S = 268435456.0f;
@@ -348,7 +290,4 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
       }
     }
   }
-% if CLUSTER > 1 then
-  cluster_sync();
-% end
 }
