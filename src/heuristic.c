@@ -31,8 +31,8 @@ typedef struct arch_rates {
     double dram_bytes_per_us; /* bytes per microsecond */
     double tile_overhead_us;  /* prologue + epilogue of one tile */
     double iter_overhead_clk; /* per k-step: barriers, waits, loop (not overlapped) */
-    /* sm_90a act16/act16mc: the weights are decoded into registers (tokens by a prep kernel),
-     * and the fp16 token tile crosses L2 once per CTA (once per pair with act16mc) */
+    /* sm_90a act16: the weights are decoded into registers (tokens by a prep kernel), and the
+     * fp16 token tile crosses L2 once per CTA */
     double act16_decode_per_clk; /* weight values per clock per SM */
     double l2_bytes_per_clk;     /* L2 -> shared memory, per SM */
 } arch_rates;
@@ -65,13 +65,11 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
     double work_us = 0, max_tile_us = 0, useful = 0, padded = 0, bytes = 0;
     double mma_total = 0, dec_total = 0, prep_bytes = 0;
     const int act16 = v->arch == NVFP4JIT_ARCH_SM90A && v->strategy != NVFP4JIT_STRATEGY_DUAL;
-    const int mc = v->strategy == NVFP4JIT_STRATEGY_ACT16MC;
     for (size_t i = 0; i < a->n; i++) {
         const nvfp4jit_group *g = &a->g[i];
         if (g->m == 0) continue;
         double rx = (double)(v->swap_ab ? g->n : g->m), ry = (double)(v->swap_ab ? g->m : g->n);
         double tx = ceil(rx / v->block_m), ty = ceil(ry / v->block_n);
-        if (mc) tx += fmod(tx, 2.0); /* act16mc: whole pairs of weight tiles */
         double ksteps = ceil((double)g->k / v->block_k);
         double mma = 2.0 * v->block_m * v->block_n * v->block_k / r->mma_flops_per_clk;
         double dec = r->decode_per_clk > 0
@@ -85,7 +83,7 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
         if (act16) {
             /* weights only are decoded in the kernel; tokens arrive as fp16 through L2 */
             dec = (double)v->block_m * v->block_k / r->act16_decode_per_clk;
-            double l2 = ((double)v->block_n * v->block_k * 2 / (mc ? 2 : 1) +
+            double l2 = ((double)v->block_n * v->block_k * 2 +
                          (double)v->block_m * v->block_k / 2 + 512.0) /
                         r->l2_bytes_per_clk;
             step = fmax(mma, fmax(dec, l2)) + ACT16_ITER_CLK;
