@@ -26,12 +26,13 @@ bench)
     [ -n "${NOCUBLAS:-}" ] && args+=(--no-cublas)
     timeout 300 "$B/nvfp4jit" bench "${args[@]}" 2>&1 | tee -a "$OUT/bench.log"
   done ;;
-ncu)
-  ncu --clock-control none -k regex:'^nvfp4jit_grouped$' -s 3 -c 1 --section SpeedOfLight \
-      --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
-      --section ComputeWorkloadAnalysis --section LaunchStats --section Occupancy \
-      "$B/nvfp4jit" bench --problems "problems/$1" --set "$2" --variant "$3" --iters 20 --no-cublas \
-      > "$OUT/ncu_$2.txt" 2>&1; grep -E 'Throughput|Duration|Stall|Issued|Eligible|Active Warps|Registers|L2 Hit|Busy|Executed Ipc' "$OUT/ncu_$2.txt" | head -60 ;;
+ncu)   # bash bench/h200.sh ncu FILE SET VARIANT: one launch of the GEMM kernel, with per-instruction stalls
+  ncu --clock-control none -k regex:'^nvfp4jit_grouped$' -s 3 -c 1 --set full --import-source no \
+      -o "$OUT/ncu_$2" -f "$B/nvfp4jit" bench --problems "problems/$1" --set "$2" --variant "$3" \
+      --iters 20 --no-cublas > /dev/null 2>&1
+  ncu -i "$OUT/ncu_$2.ncu-rep" --page details > "$OUT/ncu_$2.txt" 2>&1
+  ncu -i "$OUT/ncu_$2.ncu-rep" --page source --csv --print-source sass > "$OUT/ncu_$2_sass.csv" 2>&1
+  grep -E 'Throughput|Duration|Issued|Eligible|Active Warps|L2 Hit|Busy' "$OUT/ncu_$2.txt" | head -30 ;;
 sanitize)   # bash bench/h200.sh sanitize VARIANT...: edges (moe.txt) and bench4 (gpumode.txt) each
   for tool in memcheck racecheck; do
     for v in "$@"; do

@@ -31,8 +31,11 @@ static int sf_blocks(int rows) {
     return (rows + 127) / 128 + 1; /* a tile can straddle two 128-row scale blocks */
 }
 
+/* 128-row scale blocks one weight tile touches: tiles start at multiples of BLOCK_M, so at an
+ * offset of 0 or 64 inside a block (BLOCK_M 192: 64..255 and 0..191 both touch two) */
 static int act16_sf_blocks(const nvfp4jit_variant *v) {
-    return v->block_m >= 128 ? v->block_m / 128 : 1;
+    int off = v->block_m % 128 ? 64 : 0;
+    return (off + v->block_m + 127) / 128;
 }
 
 /* Registers per thread at one CTA per SM. Each of the 4 SM sub-partitions has a quarter of the
@@ -63,9 +66,11 @@ static int sm90_threads(const nvfp4jit_variant *v) {
 }
 
 static int sm90_check(const nvfp4jit_variant *v, char *why, size_t n) {
-    if (v->block_m != 64 && v->block_m != 128 && v->block_m != 256) {
-        snprintf(why, n, "BLOCK_M=%d: must be 64, 128 or 256 (one m64 wgmma per warpgroup)",
-                 v->block_m);
+    int act16 = v->strategy == NVFP4JIT_STRATEGY_ACT16;
+    if (v->block_m != 64 && v->block_m != 128 && v->block_m != 256 &&
+        !(act16 && v->block_m == 192)) {
+        snprintf(why, n, "BLOCK_M=%d: must be 64, 128 or 256, or 192 with act16 (one m64 "
+                 "wgmma per warpgroup)", v->block_m);
         return 0;
     }
     /* PTX ISA wgmma .f16 shapes: m64nNk16 with N a multiple of 8 in 8..256 */
@@ -166,10 +171,11 @@ static void sm90_enumerate(void (*emit)(const nvfp4jit_variant *, void *), void 
                         emit(&v, u);
                     }
     static const int st16[] = {2, 3, 4, 6, 8};
-    for (size_t i = 0; i < sizeof bm / sizeof *bm; i++)
+    static const int bm16[] = {64, 128, 192, 256};
+    for (size_t i = 0; i < sizeof bm16 / sizeof *bm16; i++)
         for (size_t j = 0; j < sizeof bn / sizeof *bn; j++)
             for (size_t l = 0; l < sizeof st16 / sizeof *st16; l++) {
-                nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, bm[i], bn[j], 64, st16[l], 1,
+                nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, bm16[i], bn[j], 64, st16[l], 1,
                                       NVFP4JIT_STRATEGY_ACT16};
                 emit(&v, u);
             }

@@ -26,7 +26,8 @@
 % -- position 8q + 2t + e of its 64-k block, so both operands agree.
 % local WG = BLOCK_M // 64
 % local ACC = BLOCK_N // 2
-% local SFB_BLK = (BLOCK_M >= 128) and (BLOCK_M // 128) or 1
+% -- 128-row scale blocks a weight tile touches (it starts at 0 or 64 inside a block; fam_sm90.c)
+% local SFB_BLK = ((BLOCK_M % 128 == 0 and 0 or 64) + BLOCK_M + 127) // 128
 % local TOK_BYTES = BLOCK_N * 128      -- one stage of tokens: BLOCK_N rows x 64 fp16 (128B-swizzled)
 % local W_BYTES = BLOCK_M * 32         -- one stage of packed weights: BLOCK_M rows x 32 bytes
 % local SF_BYTES = SFB_BLK * 512       -- one stage of weight scales: 128-row x 64-k blocks
@@ -197,6 +198,7 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
       asm volatile("prefetch.tensormap [%0];" :: "l"(tok_map) : "memory");
       asm volatile("prefetch.tensormap [%0];" :: "l"(w_map) : "memory");
       const unsigned char *sfb = (const unsigned char *)g.sfb + (long long)(x0 / 128) * nk * 512;
+      const int sfb_last = (g.n + 127) / 128 - 1 - x0 / 128;  // last block of the array, from x0's
       const u32 base = smem_u32(smem);
       for (int kt = 0; kt < nk; kt++) {
         const int slot = kt % ${STAGES};
@@ -206,7 +208,10 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
         tma_2d(base + slot * ${TOK_BYTES}, tok_map, kt * 64, y0, full);
         tma_2d(base + ${W_OFF} + slot * ${W_BYTES}, w_map, kt * 32, x0, full);
 % for b = 0, SFB_BLK - 1 do
-        bulk_1d(base + ${SF_OFF} + slot * ${SF_BYTES} + ${b * 512}, sfb + (long long)(${b} * nk + kt) * 512, 512, full);
+        // a block past the last one (the tile's rows past N; their results are never stored)
+        // is replaced by the last one, so no read leaves the scale array
+        bulk_1d(base + ${SF_OFF} + slot * ${SF_BYTES} + ${b * 512},
+                sfb + (long long)(min(${b}, sfb_last) * nk + kt) * 512, 512, full);
 % end
       }
     }

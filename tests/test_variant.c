@@ -43,6 +43,11 @@ static void t_sm90_rules(void) {
     expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 256, 256, 128, 4, 0, 0}, "shared memory");
     expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 256, 256, 64, 2, 0, 0}, "registers");
     expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 2, 0}, "swap_ab=2");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 192, 128, 64, 4, 1, 0}, "BLOCK_M=192");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 192, 192, 64, 4, 1, 1}, "registers");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 1, 2}, "strategy=2");
+    nvfp4jit_variant a16 = {NVFP4JIT_ARCH_SM90A, 192, 128, 64, 4, 1, 1};
+    CHECK(nvfp4jit_variant_check(ctx, &a16) == NVFP4JIT_OK);
     nvfp4jit_variant badarch = {(nvfp4jit_arch)75, 128, 128, 64, 4, 0, 0};
     CHECK(nvfp4jit_variant_check(ctx, &badarch) == NVFP4JIT_ERR_UNSUPPORTED_ARCH);
     CHECK(nvfp4jit_variant_check(ctx, NULL) == NVFP4JIT_ERR_INVALID_ARG);
