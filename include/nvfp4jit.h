@@ -151,9 +151,13 @@ enum {
     NVFP4JIT_STRATEGY_DUAL = 0,
     /** "act16" (formatted ":act16", needs swap_ab = 1 and BLOCK_K = 64): a first kernel
      *  dequantises the tokens (A) once to fp16 into a workspace the plan owns; the GEMM kernel
-     *  (warp-specialised: one TMA producer warpgroup, BLOCK_M/64 consumer warpgroups, an
+     *  (warp-specialised: one TMA producer warp, BLOCK_M/64 consumer warpgroups, an
      *  mbarrier ring of STAGES stages) decodes the weights (B) straight into wgmma's register
-     *  operand and reads the fp16 tokens from shared memory where TMA put them. */
+     *  operand and reads the fp16 tokens from shared memory where TMA put them. The plan
+     *  holds a device workspace of 2 * sum(M*K) bytes for the fp16 tokens (grown on demand,
+     *  freed with the plan). The heuristic leaves act16 out for sets that would need more
+     *  than 4 GiB of it or more than 2^31 - 256 sixteen-value token blocks; forced on a set
+     *  over the second limit, planning fails with NVFP4JIT_ERR_INVALID_PROBLEM. */
     NVFP4JIT_STRATEGY_ACT16 = 1
 };
 

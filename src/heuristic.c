@@ -22,6 +22,9 @@
 #define ACT16_DECODE_PER_CLK 16.0
 #define ACT16_L2_BYTES_PER_CLK 24.0
 #define ACT16_ITER_CLK 150.0
+/* act16's fp16 token workspace (2 bytes per token value) is device memory the plan holds:
+ * sets that would need more are planned with the dual strategy */
+#define NJ_ACT16_MAX_WORKSPACE (4.0 * 1024 * 1024 * 1024)
 
 typedef struct arch_rates {
     double clock_ghz;
@@ -56,6 +59,7 @@ typedef struct rank_acc {
     heur_cand *all;
     size_t count, cap;
     int oom;
+    int act16_too_big; /* the set exceeds act16's prep grid (2^31 items) or workspace limit */
 } rank_acc;
 
 static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c) {
@@ -126,6 +130,9 @@ static void rank_emit(const nvfp4jit_variant *v, void *u) {
     rank_acc *a = u;
     char why[256];
     if (a->oom || !a->f->check(v, why, sizeof why)) return;
+    if (a->act16_too_big && v->arch == NVFP4JIT_ARCH_SM90A &&
+        v->strategy == NVFP4JIT_STRATEGY_ACT16)
+        return; /* its prep grid or fp16 token workspace would not fit: not a candidate */
     if (a->count == a->cap) {
         size_t cap = a->cap ? a->cap * 2 : 256;
         heur_cand *p = realloc(a->all, cap * sizeof *p);
@@ -165,6 +172,12 @@ nvfp4jit_status heur_rank(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_
     a.sms = sms > 0 ? sms : (ctx && ctx->device_sms > 0 ? ctx->device_sms : a.r->sms);
     a.g = g;
     a.n = n;
+    double items = 0, ws = 0;
+    for (size_t i = 0; i < n; i++) {
+        items += (double)g[i].m * (double)(g[i].k / 16);
+        ws += 2.0 * (double)g[i].m * (double)g[i].k;
+    }
+    a.act16_too_big = items > 2147483647.0 - 255 || ws > NJ_ACT16_MAX_WORKSPACE;
     f->enumerate(rank_emit, &a);
     if (a.oom) {
         free(a.all);

@@ -126,6 +126,18 @@ static void t_heuristic(void) {
     size_t n = 0;
     REQUIRE(heur_rank(ctx, NVFP4JIT_ARCH_SM90A, pre, 1, 132, c, 8, &n) == NVFP4JIT_OK);
     for (int i = 1; i < 8 && (size_t)i < n; i++) CHECK(c[i].est_us >= c[i - 1].est_us * 0.98);
+    /* act16's fp16 token workspace would be 2 * 70000 * 32768 bytes (4.3 GiB, over its 4 GiB
+     * limit): no act16 candidate at all */
+    nvfp4jit_group huge[1] = {{70000, 4096, 32768, 0, 0, 0, 0, 0}};
+    heur_cand all[64];
+    REQUIRE(heur_rank(ctx, NVFP4JIT_ARCH_SM90A, huge, 1, 132, all, 64, &n) == NVFP4JIT_OK);
+    for (size_t i = 0; i < n && i < 64; i++)
+        CHECKF(all[i].v.strategy == NVFP4JIT_STRATEGY_DUAL, "candidate %zu is act16", i);
+    nvfp4jit_group fits[1] = {{60000, 4096, 32768, 0, 0, 0, 0, 0}};
+    REQUIRE(heur_rank(ctx, NVFP4JIT_ARCH_SM90A, fits, 1, 132, all, 64, &n) == NVFP4JIT_OK);
+    size_t n_all = 0;
+    nvfp4jit_variant_space(NVFP4JIT_ARCH_SM90A, NULL, 0, &n_all);
+    CHECK(n == n_all); /* under the limit every valid variant is ranked */
     nvfp4jit_ctx_destroy(ctx);
 }
 
