@@ -158,7 +158,10 @@ enum {
      *  freed with the plan). The heuristic leaves act16 out for sets that would need more
      *  than 4 GiB of it or more than 2^31 - 256 sixteen-value token blocks; forced on a set
      *  over the second limit, planning fails with NVFP4JIT_ERR_INVALID_PROBLEM. */
-    NVFP4JIT_STRATEGY_ACT16 = 1
+    NVFP4JIT_STRATEGY_ACT16 = 1,
+    /** "act16p" (formatted ":act16p"): act16 on a persistent grid, one CTA per SM looping over
+     *  the tiles, so a CTA's loads for its next tile overlap the stores of its last one. */
+    NVFP4JIT_STRATEGY_ACT16P = 2
 };
 
 /** Check a variant against its arch's rules (shared memory, MMA shapes, tensor memory).

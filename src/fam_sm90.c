@@ -31,6 +31,11 @@ static int sf_blocks(int rows) {
     return (rows + 127) / 128 + 1; /* a tile can straddle two 128-row scale blocks */
 }
 
+/* act16 and act16p (the same kernel; act16p launches a persistent grid) */
+static int is_act16(const nvfp4jit_variant *v) {
+    return v->strategy == NVFP4JIT_STRATEGY_ACT16 || v->strategy == NVFP4JIT_STRATEGY_ACT16P;
+}
+
 /* 128-row scale blocks one weight tile touches: tiles start at multiples of BLOCK_M, so at an
  * offset of 0 or 64 inside a block (BLOCK_M 192: 64..255 and 0..191 both touch two) */
 static int act16_sf_blocks(const nvfp4jit_variant *v) {
@@ -49,7 +54,7 @@ static int act16_consumer_regs(const nvfp4jit_variant *v) {
 }
 
 static size_t sm90_dyn_smem(const nvfp4jit_variant *v) {
-    if (v->strategy == NVFP4JIT_STRATEGY_ACT16)
+    if (is_act16(v))
         return (size_t)v->stages * ((size_t)v->block_n * 128 + (size_t)v->block_m * 32 +
                                     (size_t)act16_sf_blocks(v) * 512 + 16) +
                1024; /* + the mbarriers, + slack for 1024-byte alignment */
@@ -62,11 +67,11 @@ static size_t sm90_dyn_smem(const nvfp4jit_variant *v) {
 
 static int sm90_threads(const nvfp4jit_variant *v) {
     /* act16: one consumer warpgroup per 64 weight rows + one producer warp */
-    return v->strategy == NVFP4JIT_STRATEGY_ACT16 ? 2 * v->block_m + 32 : 2 * v->block_m;
+    return is_act16(v) ? 2 * v->block_m + 32 : 2 * v->block_m;
 }
 
 static int sm90_check(const nvfp4jit_variant *v, char *why, size_t n) {
-    int act16 = v->strategy == NVFP4JIT_STRATEGY_ACT16;
+    int act16 = is_act16(v);
     if (v->block_m != 64 && v->block_m != 128 && v->block_m != 256 &&
         !(act16 && v->block_m == 192)) {
         snprintf(why, n, "BLOCK_M=%d: must be 64, 128 or 256, or 192 with act16 (one m64 "
@@ -91,11 +96,11 @@ static int sm90_check(const nvfp4jit_variant *v, char *why, size_t n) {
         snprintf(why, n, "swap_ab=%d: must be 0 or 1", v->swap_ab);
         return 0;
     }
-    if (v->strategy != NVFP4JIT_STRATEGY_DUAL && v->strategy != NVFP4JIT_STRATEGY_ACT16) {
-        snprintf(why, n, "strategy=%d: must be 0 (dual) or 1 (act16)", v->strategy);
+    if (v->strategy != NVFP4JIT_STRATEGY_DUAL && !is_act16(v)) {
+        snprintf(why, n, "strategy=%d: must be 0 (dual), 1 (act16) or 2 (act16p)", v->strategy);
         return 0;
     }
-    if (v->strategy == NVFP4JIT_STRATEGY_ACT16) {
+    if (is_act16(v)) {
         if (!v->swap_ab) {
             snprintf(why, n, "act16 puts the weights on wgmma's M side: needs swap_ab = 1");
             return 0;
@@ -111,8 +116,11 @@ static int sm90_check(const nvfp4jit_variant *v, char *why, size_t n) {
             return 0;
         }
         /* consumer thread: N/2 accumulators, 32 fragment registers (two k-tiles) and ~24 for
-         * the rest (ptxas fits 256x64 in 96 and 128x192 in 164 without spilling) */
+         * the rest (ptxas fits 256x64 in 96 and 128x192 in 164 without spilling); act16p's
+         * tile loop needs a few more: with them 192x128 spilled 4 bytes at 128 registers, the
+         * only act16p variant that spilled when all were compiled (2026-12-03) */
         int need = v->block_n / 2 + 56, have = act16_consumer_regs(v);
+        if (v->strategy == NVFP4JIT_STRATEGY_ACT16P && v->block_m == 192) need += 9;
         if (need > have) {
             snprintf(why, n,
                      "needs ~%d registers per consumer thread (%d accumulators), %d consumer "
@@ -178,6 +186,8 @@ static void sm90_enumerate(void (*emit)(const nvfp4jit_variant *, void *), void 
                 nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, bm16[i], bn[j], 64, st16[l], 1,
                                       NVFP4JIT_STRATEGY_ACT16};
                 emit(&v, u);
+                v.strategy = NVFP4JIT_STRATEGY_ACT16P;
+                emit(&v, u);
             }
 }
 
@@ -201,14 +211,14 @@ static size_t count_tiles(const nvfp4jit_variant *v, const nvfp4jit_group *g, si
 static size_t act16_maps_off(size_t n) { return (64 + 64 * n + 63) / 64 * 64; }
 
 static size_t sm90_blob_size(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n) {
-    if (v->strategy == NVFP4JIT_STRATEGY_ACT16)
+    if (is_act16(v))
         return act16_maps_off(n) + 256 * n + 16 * count_tiles(v, g, n);
     return 16 + 64 * n + 16 * count_tiles(v, g, n);
 }
 
 static size_t sm90_workspace_size(const nvfp4jit_variant *v, const nvfp4jit_group *g,
                                   size_t n) {
-    if (v->strategy != NVFP4JIT_STRATEGY_ACT16) return 0;
+    if (!is_act16(v)) return 0;
     size_t b = 0;
     for (size_t i = 0; i < n; i++) b += (size_t)g[i].m * (size_t)g[i].k * 2;
     return b;
@@ -284,6 +294,10 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
             }
     }
     launch->num_ctas = (unsigned)tiles;
+    if (v->strategy == NVFP4JIT_STRATEGY_ACT16P) { /* persistent: one CTA per SM */
+        unsigned sms = ctx->device_sms > 0 ? (unsigned)ctx->device_sms : 132;
+        if (launch->num_ctas > sms) launch->num_ctas = sms;
+    }
     launch->threads = (unsigned)sm90_threads(v);
     launch->dyn_smem = sm90_dyn_smem(v);
     launch->prep_ctas = (unsigned)((items + 255) / 256);
@@ -296,7 +310,7 @@ static nvfp4jit_status sm90_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
                                       size_t n, unsigned char *host, uint64_t dev,
                                       uint64_t workspace, fam_launch *launch) {
     (void)dev;
-    if (v->strategy == NVFP4JIT_STRATEGY_ACT16)
+    if (is_act16(v))
         return act16_blob_fill(ctx, api, v, g, n, host, workspace, launch);
     (void)api;
     size_t tiles = count_tiles(v, g, n);

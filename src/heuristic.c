@@ -22,6 +22,7 @@
 #define ACT16_DECODE_PER_CLK 16.0
 #define ACT16_L2_BYTES_PER_CLK 24.0
 #define ACT16_ITER_CLK 150.0
+#define ACT16P_TILE_US 0.5
 /* act16's fp16 token workspace (2 bytes per token value) is device memory the plan holds:
  * sets that would need more are planned with the dual strategy */
 #define NJ_ACT16_MAX_WORKSPACE (4.0 * 1024 * 1024 * 1024)
@@ -93,7 +94,10 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
             step = fmax(mma, fmax(dec, l2)) + ACT16_ITER_CLK;
             prep_bytes += (double)g->m * g->k * (0.5 + 1.0 / 16 + 2.0);
         }
-        double tile_us = ksteps * step / clk_per_us + r->tile_overhead_us;
+        /* act16p: a persistent CTA loads its next tile while it stores the last one */
+        double tile_us = ksteps * step / clk_per_us +
+                         (v->strategy == NVFP4JIT_STRATEGY_ACT16P ? ACT16P_TILE_US
+                                                                  : r->tile_overhead_us);
         tiles += (long long)(tx * ty);
         work_us += tx * ty * tile_us;
         mma_total += tx * ty * ksteps * mma / clk_per_us;
@@ -131,7 +135,7 @@ static void rank_emit(const nvfp4jit_variant *v, void *u) {
     char why[256];
     if (a->oom || !a->f->check(v, why, sizeof why)) return;
     if (a->act16_too_big && v->arch == NVFP4JIT_ARCH_SM90A &&
-        v->strategy == NVFP4JIT_STRATEGY_ACT16)
+        v->strategy != NVFP4JIT_STRATEGY_DUAL)
         return; /* its prep grid or fp16 token workspace would not fit: not a candidate */
     if (a->count == a->cap) {
         size_t cap = a->cap ? a->cap * 2 : 256;

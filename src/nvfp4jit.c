@@ -123,9 +123,10 @@ NVFP4JIT_API int nvfp4jit_variant_format(const nvfp4jit_variant *v, char *buf, s
                                                       : "arch?";
     return snprintf(buf, n, "%s:%dx%dx%d:s%d%s%s", a, v->block_m, v->block_n, v->block_k,
                     v->stages, v->swap_ab ? ":swap" : "",
-                    v->strategy == NVFP4JIT_STRATEGY_ACT16 ? ":act16"
-                    : v->strategy != 0                     ? ":strategy?"
-                                                           : "");
+                    v->strategy == NVFP4JIT_STRATEGY_ACT16    ? ":act16"
+                    : v->strategy == NVFP4JIT_STRATEGY_ACT16P ? ":act16p"
+                    : v->strategy != 0                        ? ":strategy?"
+                                                              : "");
 }
 
 NVFP4JIT_API nvfp4jit_status nvfp4jit_variant_parse(const char *s, nvfp4jit_variant *out) {
@@ -145,6 +146,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_variant_parse(const char *s, nvfp4jit_vari
         rest += 5;
     }
     if (!strcmp(rest, ":act16")) v.strategy = NVFP4JIT_STRATEGY_ACT16;
+    else if (!strcmp(rest, ":act16p")) v.strategy = NVFP4JIT_STRATEGY_ACT16P;
     else if (*rest) return NVFP4JIT_ERR_INVALID_ARG;
     v.block_m = bm;
     v.block_n = bn;

@@ -24,6 +24,10 @@
 % -- Pair q goes to the register that wgmma reads as logical k 8q + 2t (+1): step s = q / 2,
 % -- half h = q % 2. The prep kernel writes the token of physical k 16t + pair_q[e] at logical
 % -- position 8q + 2t + e of its 64-k block, so both operands agree.
+% -- act16p (STRATEGY 2): a persistent grid loops over the tiles; act16: one tile per CTA
+% local PERSIST = (STRATEGY == 2)
+% local TILE_LOOP = PERSIST and "  for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {"
+%             or "  { const int ti = blockIdx.x; (void)num_tiles;"
 % local WG = BLOCK_M // 64
 % local ACC = BLOCK_N // 2
 % -- 128-row scale blocks a weight tile touches (it starts at 0 or 64 inside a block; fam_sm90.c)
@@ -176,11 +180,13 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
   const BlobHeader *hdr = (const BlobHeader *)blob;
   const GroupDesc *groups = (const GroupDesc *)(blob + hdr->groups_off);
   const TmaDesc *maps = (const TmaDesc *)(blob + hdr->maps_off);
-  const Tile tile = ((const Tile *)(blob + hdr->tiles_off))[blockIdx.x];
-  const GroupDesc g = groups[tile.group];
+  const Tile *tiles = (const Tile *)(blob + hdr->tiles_off);
+  const int num_tiles = hdr->num_tiles;
+  // Tiles blockIdx.x, + gridDim.x, ...: one per CTA when the grid has one CTA per tile; with
+  // a persistent grid (strategy act16p: as many CTAs as SMs) the producer runs on into the
+  // next tile's stages while the consumers store the previous tile. The ring's stage and
+  // phase follow `it`, the CTA's k-step count over all its tiles.
   const int tid = threadIdx.x, wg = tid / 128;   // wg == ${WG}: the producer warp
-  const int nk = g.k / 64;                       // K % 64 == 0 and K >= 64
-  const int x0 = tile.tx * ${BLOCK_M}, y0 = tile.ty * ${BLOCK_N};
   const u32 full0 = smem_u32(smem + ${BAR_OFF}), empty0 = full0 + ${8 * STAGES};
   if (tid == 0) {
     for (int s = 0; s < ${STAGES}; s++) {
@@ -194,25 +200,32 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
   if (wg == ${WG}) {
     // ---- producer ----
     if (tid == ${WG * 128}) {
-      const TmaDesc *tok_map = &maps[2 * tile.group], *w_map = &maps[2 * tile.group + 1];
-      asm volatile("prefetch.tensormap [%0];" :: "l"(tok_map) : "memory");
-      asm volatile("prefetch.tensormap [%0];" :: "l"(w_map) : "memory");
-      const unsigned char *sfb = (const unsigned char *)g.sfb + (long long)(x0 / 128) * nk * 512;
-      const int sfb_last = (g.n + 127) / 128 - 1 - x0 / 128;  // last block of the array, from x0's
       const u32 base = smem_u32(smem);
-      for (int kt = 0; kt < nk; kt++) {
-        const int slot = kt % ${STAGES};
-        if (kt >= ${STAGES}) mbar_wait(empty0 + 8 * slot, ((kt / ${STAGES}) - 1) & 1);
-        const u32 full = full0 + 8 * slot;
-        mbar_expect_tx(full, ${TX});
-        tma_2d(base + slot * ${TOK_BYTES}, tok_map, kt * 64, y0, full);
-        tma_2d(base + ${W_OFF} + slot * ${W_BYTES}, w_map, kt * 32, x0, full);
+      int it = 0;
+${TILE_LOOP}
+        const Tile tile = tiles[ti];
+        const GroupDesc &g = groups[tile.group];
+        const int nk = g.k / 64;                  // K % 64 == 0 and K >= 64
+        const int x0 = tile.tx * ${BLOCK_M}, y0 = tile.ty * ${BLOCK_N};
+        const TmaDesc *tok_map = &maps[2 * tile.group], *w_map = &maps[2 * tile.group + 1];
+        asm volatile("prefetch.tensormap [%0];" :: "l"(tok_map) : "memory");
+        asm volatile("prefetch.tensormap [%0];" :: "l"(w_map) : "memory");
+        const unsigned char *sfb = (const unsigned char *)g.sfb + (long long)(x0 / 128) * nk * 512;
+        const int sfb_last = (g.n + 127) / 128 - 1 - x0 / 128;  // last block of the array, from x0's
+        for (int kt = 0; kt < nk; kt++, it++) {
+          const int slot = it % ${STAGES};
+          if (it >= ${STAGES}) mbar_wait(empty0 + 8 * slot, ((it / ${STAGES}) - 1) & 1);
+          const u32 full = full0 + 8 * slot;
+          mbar_expect_tx(full, ${TX});
+          tma_2d(base + slot * ${TOK_BYTES}, tok_map, kt * 64, y0, full);
+          tma_2d(base + ${W_OFF} + slot * ${W_BYTES}, w_map, kt * 32, x0, full);
 % for b = 0, SFB_BLK - 1 do
-        // a block past the last one (the tile's rows past N; their results are never stored)
-        // is replaced by the last one, so no read leaves the scale array
-        bulk_1d(base + ${SF_OFF} + slot * ${SF_BYTES} + ${b * 512},
-                sfb + (long long)(min(${b}, sfb_last) * nk + kt) * 512, 512, full);
+          // a block past the last one (the tile's rows past N; their results are never
+          // stored) is replaced by the last one, so no read leaves the scale array
+          bulk_1d(base + ${SF_OFF} + slot * ${SF_BYTES} + ${b * 512},
+                  sfb + (long long)(min(${b}, sfb_last) * nk + kt) * 512, 512, full);
 % end
+        }
       }
     }
     return;
@@ -222,6 +235,13 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
   const int cw = wg, warp = (tid % 128) / 32, lane = tid % 32, t = lane % 4;
   const int lr0 = cw * 64 + warp * 16 + lane / 4;   // local weight rows lr0 and lr0 + 8
   const u32 woff0 = lr0 * 32 + t * 8, woff1 = woff0 + 8 * 32;
+  u32 afr0[16], afr1[16];   // fragment registers of even and odd k-tiles
+  int it = 0;
+${TILE_LOOP}
+  const Tile tile = tiles[ti];
+  const GroupDesc g = groups[tile.group];
+  const int nk = g.k / 64;
+  const int x0 = tile.tx * ${BLOCK_M}, y0 = tile.ty * ${BLOCK_N};
   u32 soff[2];
 #pragma unroll
   for (int i = 0; i < 2; i++) {
@@ -231,13 +251,12 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
   float acc[${ACC}];
 #pragma unroll
   for (int i = 0; i < ${ACC}; i++) acc[i] = 0.f;
-  u32 afr0[16], afr1[16];   // fragment registers of k-tiles kt (even) and kt (odd)
 
   // One k-tile: wait for its stage, decode this thread's weights into fragment registers, four
   // wgmma steps, then release the previous stage (its wgmma is complete after wait_group 1).
   auto step = [&](int kt, u32 *afr) {
-    const int slot = kt % ${STAGES};
-    mbar_wait(full0 + 8 * slot, (kt / ${STAGES}) & 1);
+    const int slot = it % ${STAGES};
+    mbar_wait(full0 + 8 * slot, (it / ${STAGES}) & 1);
     const unsigned char *w = smem + ${W_OFF} + slot * ${W_BYTES};
     const unsigned char *sf = smem + ${SF_OFF} + slot * ${SF_BYTES};
     const uint2 q0 = *(const uint2 *)(w + woff0), q1 = *(const uint2 *)(w + woff1);
@@ -262,7 +281,8 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
     fence_acc(acc);
     wgmma_wait<1>();
     fence_regs(afr);
-    if (kt > 0 && lane == 0) mbar_arrive(empty0 + 8 * ((kt - 1) % ${STAGES}));
+    if (kt > 0 && lane == 0) mbar_arrive(empty0 + 8 * ((it - 1) % ${STAGES}));
+    it++;
   };
   int kt = 0;
   for (;;) {
@@ -275,6 +295,7 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
   fence_acc(acc);
   fence_regs(afr0);
   fence_regs(afr1);
+  if (lane == 0) mbar_arrive(empty0 + 8 * ((it - 1) % ${STAGES}));  // the tile's last stage
 
   // ---- epilogue: fragment rows are weights (N of C), columns tokens (M of C); C[tok][w].
   // Both operands carried 2^-14: C = acc * 2^28, exact in fp32.
@@ -295,4 +316,5 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
       }
     }
   }
+  }  // tiles
 }

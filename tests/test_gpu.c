@@ -163,7 +163,7 @@ static void gpu_variant_sweep(void) {
     /* tails on both sides, K % 128 == 64, an empty group, N = 8 */
     static const int64_t shapes[][3] = {{127, 136, 320}, {0, 256, 256}, {129, 8, 64},
                                         {1, 128, 64},    {200, 264, 192}, {64, 512, 128}};
-    /* {BLOCK_M, BLOCK_N, BLOCK_K, STAGES, swap, strategy}; strategy 1 = act16 */
+    /* {BLOCK_M, BLOCK_N, BLOCK_K, STAGES, swap, strategy}; strategy 1 = act16, 2 = act16p */
     static const int vs[][6] = {
         {128, 128, 64, 4, 0, 0}, {128, 128, 64, 4, 1, 0}, {64, 64, 64, 2, 0, 0},
         {64, 8, 64, 3, 1, 0},    {128, 256, 64, 3, 0, 0}, {256, 128, 64, 3, 0, 0},
@@ -173,6 +173,10 @@ static void gpu_variant_sweep(void) {
         {256, 64, 64, 4, 1, 1},  {64, 256, 64, 2, 1, 1},  {128, 72, 64, 6, 1, 1},
         {128, 16, 64, 2, 1, 1},  {192, 128, 64, 4, 1, 1}, {192, 24, 64, 8, 1, 1},
         {192, 96, 64, 2, 1, 1},
+        /* act16p: 256 tiles here, so the 132 persistent CTAs take one or two tiles each and
+         * the ring's stages and phases run on across tiles and groups */
+        {64, 8, 64, 2, 1, 2},    {64, 24, 64, 3, 1, 2},   {128, 128, 64, 4, 1, 2},
+        {192, 96, 64, 3, 1, 2},
     };
     for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
         nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, vs[i][0], vs[i][1], vs[i][2], vs[i][3], vs[i][4], vs[i][5]};

@@ -9,8 +9,9 @@
 #endif
 
 static void t_format_parse(void) {
-    const char *names[] = {"sm90a:128x128x64:s4", "sm90a:64x8x128:s2:swap", "sm100a:128x64x256:s6"};
-    for (size_t i = 0; i < 3; i++) {
+    const char *names[] = {"sm90a:128x128x64:s4", "sm90a:64x8x128:s2:swap", "sm100a:128x64x256:s6",
+                           "sm90a:128x128x64:s4:swap:act16", "sm90a:128x64x64:s6:swap:act16p"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         nvfp4jit_variant v;
         CHECK(nvfp4jit_variant_parse(names[i], &v) == NVFP4JIT_OK);
         char buf[96];
@@ -18,7 +19,8 @@ static void t_format_parse(void) {
         CHECKF(strcmp(buf, names[i]) == 0, "%s != %s", buf, names[i]);
     }
     const char *bad[] = {"", "sm90a", "sm91a:128x128x64:s4", "sm90a:128x128:s4",
-                         "sm90a:128x128x64:s4:swapx", "sm90a:128x128x64:s4 ", NULL};
+                         "sm90a:128x128x64:s4:swapx", "sm90a:128x128x64:s4 ",
+                         "sm90a:128x128x64:s4:swap:act16q", "sm90a:128x128x64:s4:act16p:swap", NULL};
     nvfp4jit_variant v;
     for (int i = 0; bad[i]; i++) CHECKF(nvfp4jit_variant_parse(bad[i], &v) == NVFP4JIT_ERR_INVALID_ARG, "%s", bad[i]);
     CHECK(nvfp4jit_variant_parse(NULL, &v) == NVFP4JIT_ERR_INVALID_ARG);
@@ -45,7 +47,9 @@ static void t_sm90_rules(void) {
     expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 2, 0}, "swap_ab=2");
     expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 192, 128, 64, 4, 1, 0}, "BLOCK_M=192");
     expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 192, 192, 64, 4, 1, 1}, "registers");
-    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 1, 2}, "strategy=2");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 1, 3}, "strategy=3");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 0, 2}, "swap_ab = 1");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 192, 128, 64, 4, 1, 2}, "registers");
     nvfp4jit_variant a16 = {NVFP4JIT_ARCH_SM90A, 192, 128, 64, 4, 1, 1};
     CHECK(nvfp4jit_variant_check(ctx, &a16) == NVFP4JIT_OK);
     nvfp4jit_variant badarch = {(nvfp4jit_arch)75, 128, 128, 64, 4, 0, 0};
