@@ -65,16 +65,18 @@ int nvrtc_key_text(const char *arch, nj_buf *out) {
 }
 
 static int num_before(const char *log, const char *suffix, int *val) {
-    /* find "<number> <suffix>" and return the number */
-    const char *p = strstr(log, suffix);
-    if (!p) return 0;
-    const char *q = p;
-    while (q > log && q[-1] == ' ') q--;
-    const char *e = q;
-    while (q > log && q[-1] >= '0' && q[-1] <= '9') q--;
-    if (q == e) return 0;
-    *val = atoi(q);
-    return 1;
+    /* find the first "<number> <suffix>" and return the number (the suffix can also stand
+     * in other text, e.g. ptxas' C7513 "... defining input registers of a wgmma") */
+    for (const char *p = strstr(log, suffix); p; p = strstr(p + 1, suffix)) {
+        const char *q = p;
+        while (q > log && q[-1] == ' ') q--;
+        const char *e = q;
+        while (q > log && q[-1] >= '0' && q[-1] <= '9') q--;
+        if (q == e) continue;
+        *val = atoi(q);
+        return 1;
+    }
+    return 0;
 }
 
 void nvrtc_parse_resources(const char *log, nvfp4jit_resources *res) {

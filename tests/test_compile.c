@@ -242,6 +242,17 @@ static void t_resource_parse(void) {
     CHECK(r.spill_store_bytes == 8);
     CHECK(r.spill_load_bytes == 12);
     CHECK(r.shared_static_bytes == 1024);
+    /* a ptxas note that says "registers" before the resource line; nvJitLink's own summary */
+    memset(&r, 0, sizeof r);
+    nvrtc_parse_resources("ptxas info    : (C7513) Potential Performance Loss: wgmma.mma_async "
+                          "instructions are serialized due to non wgmma instructions defining "
+                          "input registers of a wgmma\n"
+                          "ptxas info    : Used 166 registers, used 1 barriers\n", &r);
+    CHECK(r.registers == 166);
+    memset(&r, 0, sizeof r);
+    nvrtc_parse_resources("info    : Function properties for 'k':\n"
+                          "info    : used 72 registers, used 0 barriers, 0 stack\n", &r);
+    CHECK(r.registers == 72);
 }
 
 const test_case tests_compile[] = {
