@@ -18,11 +18,17 @@
 #include "family.h"
 #include "heuristic.h"
 
-/* act16 rates: fitted to `nvfp4jit bench` on the H200 (bench/RESULTS.md, 2026-12-03) */
-#define ACT16_DECODE_PER_CLK 16.0
-#define ACT16_L2_BYTES_PER_CLK 24.0
-#define ACT16_ITER_CLK 150.0
-#define ACT16P_TILE_US 0.5
+/* act16 terms, fitted to 42 `nvfp4jit bench` timings on the H200 (bench/RESULTS.md and
+ * bench/data/2026-12-03-h200-act16-sweep-*.csv, 2026-12-03). Per k-step of one CTA, with o CTAs
+ * of the variant resident per SM:
+ *   max(o * mma, o * decode, o * L2 bytes / L2 rate, max(mma, decode) + latency)
+ * (throughput terms shared by the o CTAs; the latency of one consumer's wait-decode-wgmma
+ * chain that co-resident CTAs hide), times a factor for shallow rings (2 and 3 stages measured
+ * 1.6x and 1.15x slower than 4..8; deeper rings are ties, left to the tuner). */
+#define ACT16_DECODE_PER_CLK 20.0   /* weight values per clock per SM */
+#define ACT16_L2_BYTES_PER_CLK 28.0 /* L2 -> shared memory bytes per clock per SM */
+#define ACT16_LATENCY_CLK 350.0
+#define ACT16P_TILE_US 1.0
 /* act16's fp16 token workspace (2 bytes per token value) is device memory the plan holds:
  * sets that would need more are planned with the dual strategy */
 #define NJ_ACT16_MAX_WORKSPACE (4.0 * 1024 * 1024 * 1024)
@@ -70,6 +76,20 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
     double work_us = 0, max_tile_us = 0, useful = 0, padded = 0, bytes = 0;
     double mma_total = 0, dec_total = 0, prep_bytes = 0;
     const int act16 = v->arch == NVFP4JIT_ARCH_SM90A && v->strategy != NVFP4JIT_STRATEGY_DUAL;
+    /* CTAs per SM: one for the dual kernels (they ask for most of shared memory); act16's
+     * small tiles fit several (registers: ~N/2 + 56 per thread; shared memory; threads) */
+    int occ = 1;
+    if (act16 && v->strategy != NVFP4JIT_STRATEGY_ACT16P) {
+        const family *f = fam_get(v->arch);
+        int threads = f->threads(v), regs = v->block_n / 2 + 56;
+        regs = regs < 64 ? 64 : (regs + 7) / 8 * 8;
+        int by_regs = 65536 / (regs * threads);
+        int by_smem = (int)((228.0 * 1024) / ((double)f->dyn_smem(v) + 1024));
+        int by_threads = 2048 / threads;
+        occ = by_regs < by_smem ? by_regs : by_smem;
+        if (by_threads < occ) occ = by_threads;
+        if (occ < 1) occ = 1;
+    }
     for (size_t i = 0; i < a->n; i++) {
         const nvfp4jit_group *g = &a->g[i];
         if (g->m == 0) continue;
@@ -91,7 +111,9 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
             double l2 = ((double)v->block_n * v->block_k * 2 +
                          (double)v->block_m * v->block_k / 2 + 512.0) /
                         r->l2_bytes_per_clk;
-            step = fmax(mma, fmax(dec, l2)) + ACT16_ITER_CLK;
+            double o = occ;
+            step = fmax(fmax(o * mma, o * dec), fmax(o * l2, fmax(mma, dec) + ACT16_LATENCY_CLK));
+            step *= v->stages <= 2 ? 1.6 : v->stages == 3 ? 1.15 : 1.0;
             prep_bytes += (double)g->m * g->k * (0.5 + 1.0 / 16 + 2.0);
         }
         /* act16p: a persistent CTA loads its next tile while it stores the last one */
@@ -112,7 +134,7 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
         bytes += (double)(g->m + g->n) * kbytes + 2.0 * g->m * g->n;
         bytes += 0.25 * (ty > 1 ? (ty - 1) : 0) * rx * kbytes;
     }
-    int sms = a->sms;
+    int sms = a->sms * occ; /* CTA slots */
     double waves = tiles ? ceil((double)tiles / sms) : 0;
     /* busiest SM: at least one tile, at most the work spread evenly rounded up to waves */
     double comp_us = tiles ? fmax(max_tile_us, fmax(work_us / sms, waves * (work_us / tiles)))

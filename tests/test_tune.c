@@ -489,10 +489,15 @@ static void test_tool_explain(void) {
     snprintf(last, sizeof last, "  %4zu  sm90a:", n);
     CHECK(tool(NULL, "explain --arch sm_90a --groups 8x4096x7168 --all") == 0 &&
           contains(out, last) && !contains(out, "more (--all"));
-    /* a large-M set is not a swap winner; a problems file with a set */
+    /* a large-M set gets wide token tiles (act16 measured fastest there on the H200:
+     * bench/RESULTS.md); a problems file with a set */
     CHECK(tool(NULL, "explain --arch sm_90a --groups 4096x4096x4096 --top 1") == 0);
     w = strstr(out, "winner: ");
-    CHECK(w && strcspn(w, "\n") < 200 && !memmem(w, strcspn(w, "\n"), ":swap", 5));
+    nvfp4jit_variant wv;
+    char wname[96] = "";
+    CHECK(w && sscanf(w, "winner: %95[^,]", wname) == 1 &&
+          nvfp4jit_variant_parse(wname, &wv) == NVFP4JIT_OK && wv.block_n >= 96 &&
+          wv.block_m >= 128);
     char file[4200];
     const char *dir = tu_tmpdir();
     snprintf(file, sizeof file, "%s/p.txt", dir);
