@@ -12,3 +12,5 @@ export NVFP4JIT_CACHE_DIR="$(mktemp -d)"
 export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
 trap 'rm -rf "$NVFP4JIT_CACHE_DIR"' EXIT
 (cd "$B" && ctest --output-on-failure)
+# CTest shows a skipped area only as "Skipped": print why (e.g. "skipped: no CUDA device")
+grep -h '^SKIP ' "$B/Testing/Temporary/LastTest.log" 2>/dev/null || true
