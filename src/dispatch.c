@@ -146,11 +146,11 @@ nvfp4jit_status nj_kernel_load(nvfp4jit_ctx *ctx, const drv_api *api, nvfp4jit_k
     if (r == CUDA_SUCCESS && k->res.shared_dynamic_bytes > 48 * 1024)
         r = api->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                     k->res.shared_dynamic_bytes);
-    if (r == CUDA_SUCCESS) {
-        CUresult rp = api->cuModuleGetFunction(&fn_prep, m, NJ_KERNEL_NAME "_prep");
-        if (rp == CUDA_ERROR_NOT_FOUND) fn_prep = NULL;
-        else r = rp;
-    }
+    /* only the sm_90a act16 strategies have a prep kernel; asking a module without one would
+     * be an API error (CUDA_ERROR_NOT_FOUND) that compute-sanitizer reports */
+    if (r == CUDA_SUCCESS && k->v.arch == NVFP4JIT_ARCH_SM90A &&
+        k->v.strategy != NVFP4JIT_STRATEGY_DUAL)
+        r = api->cuModuleGetFunction(&fn_prep, m, NJ_KERNEL_NAME "_prep");
     if (r != CUDA_SUCCESS) {
         api->cuModuleUnload(m);
         return drv_fail(ctx, r, "preparing the kernel function");

@@ -13,8 +13,9 @@
  *   64 bytes header {int num_tiles, num_groups, prep_items, 0; u64 maps_off, tiles_off,
  *                    groups_off, 0, 0, 0}
  *   groups: num_groups x 64 bytes {u64 a, b, sfa, sfb, c, ws; int m, n, k, prep0}
- *   maps (64-byte aligned): 2 CUtensorMaps per group (fp16 tokens in the workspace, packed
- *        weights), 128 bytes each; none for M = 0 (cuTensorMapEncodeTiled rejects 0 rows)
+ *   maps (64-byte aligned): 3 CUtensorMaps per group (fp16 tokens in the workspace, packed
+ *        weights, weight scales), 128 bytes each; none for M = 0 (cuTensorMapEncodeTiled
+ *        rejects 0 rows)
  *   tiles: num_tiles x 16 bytes {int group, weight tile, token tile, 0}, weight tile outer
  * The workspace holds every group's tokens as fp16, M x K each (k permuted inside each 64-k
  * block, see the template); prep item i of group g (16 values) is prep0(g) + row*K/16 + j. */
@@ -212,7 +213,7 @@ static size_t act16_maps_off(size_t n) { return (64 + 64 * n + 63) / 64 * 64; }
 
 static size_t sm90_blob_size(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n) {
     if (is_act16(v))
-        return act16_maps_off(n) + 256 * n + 16 * count_tiles(v, g, n);
+        return act16_maps_off(n) + 384 * n + 16 * count_tiles(v, g, n);
     return 16 + 64 * n + 16 * count_tiles(v, g, n);
 }
 
@@ -253,7 +254,7 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
     size_t tiles = count_tiles(v, g, n);
     NJ_RETURN_IF(ctx, tiles > 0x7fffffff, NVFP4JIT_ERR_INVALID_PROBLEM,
                  "problem set needs %zu tiles (more than a grid holds)", tiles);
-    size_t mo = act16_maps_off(n), to = mo + 256 * n;
+    size_t mo = act16_maps_off(n), to = mo + 384 * n;
     memset(host, 0, to);
     int64_t items = 0;
     uint64_t wsp = ws;
@@ -264,7 +265,7 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
         memcpy(d, p, sizeof p);
         memcpy(d + 48, s, sizeof s);
         if (g[i].m > 0) {
-            unsigned char *maps = host + mo + 256 * i;
+            unsigned char *maps = host + mo + 384 * i;
             NJ_FORWARD_IF_ERROR(act16_map(ctx, api, maps, wsp, CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
                                           g[i].k, g[i].m, g[i].k * 2, 64, v->block_n,
                                           CU_TENSOR_MAP_SWIZZLE_128B, i, "fp16 tokens"));
@@ -272,6 +273,13 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
                                           CU_TENSOR_MAP_DATA_TYPE_UINT8, g[i].k / 2, g[i].n,
                                           g[i].k / 2, 32, v->block_m, CU_TENSOR_MAP_SWIZZLE_NONE,
                                           i, "weights"));
+            /* the weight scales: 512-byte blocks (128 rows x 64 k), one per (row block, k
+             * block), as rows of 128 u32; one block per box (a tensor copy rather than a plain
+             * bulk copy, so compute-sanitizer's racecheck follows its mbarrier completion) */
+            NJ_FORWARD_IF_ERROR(act16_map(ctx, api, maps + 256, g[i].sfb,
+                                          CU_TENSOR_MAP_DATA_TYPE_UINT32, 128,
+                                          (g[i].n + 127) / 128 * (g[i].k / 64), 512, 128, 1,
+                                          CU_TENSOR_MAP_SWIZZLE_NONE, i, "weight scales"));
         }
         items += g[i].m * (g[i].k / 16);
         wsp += (uint64_t)g[i].m * (uint64_t)g[i].k * 2;

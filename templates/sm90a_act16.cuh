@@ -9,7 +9,7 @@
 % --                        shared-memory round trip), tokens on wgmma's N side, read by wgmma from
 % --                        shared memory where TMA put them; C written transposed (C[token][weight]).
 % -- Roles: warpgroups 0..BLOCK_M/64-1 consume, each owns 64 weight rows (one m64 wgmma) and all
-% -- BLOCK_N token columns; the last warp is the producer (one thread issues TMA and bulk copies
+% -- BLOCK_N token columns; the last warp is the producer (one thread issues the TMA tensor copies
 % -- into a ring of STAGES stages, full/empty mbarriers per stage). A producer warp rather than
 % -- a warpgroup: setmaxnreg is ignored by ptxas when it compiles PTX for nvJitLink (C7504), so
 % -- every thread gets the same share of the register file and a small producer costs least.
@@ -51,7 +51,7 @@ struct GroupDesc {           // 64 bytes
   u64 a, b, sfa, sfb, c, ws; // ws: this group's fp16 token rows (M x K, permuted k)
   int m, n, k, prep0;        // prep0: first prep item (16 values) of this group
 };
-struct __align__(64) TmaDesc { u64 opaque[16]; };  // CUtensorMap; per group: tokens, weights
+struct __align__(64) TmaDesc { u64 opaque[16]; };  // CUtensorMap; per group: tokens, weights, weight scales
 struct Tile { int group, tx, ty, pad; };           // tx: weight tile, ty: token tile
 
 static __device__ __forceinline__ u32 smem_u32(const void *p) {
@@ -130,10 +130,6 @@ static __device__ __forceinline__ void tma_2d(u32 dst, const void *map, int c0, 
                " [%0], [%1, {%2, %3}], [%4];"
                :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
-static __device__ __forceinline__ void bulk_1d(u32 dst, const void *src, u32 bytes, u32 bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-               :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
-}
 
 // ---- wgmma (PTX ISA "wgmma.mma_async"): D(64 x ${BLOCK_N}, f32) += A(64 x 16, f16, registers)
 // * B(16 x ${BLOCK_N}, f16, shared memory, K-major, 128-byte swizzle) ----
@@ -207,10 +203,11 @@ ${TILE_LOOP}
         const GroupDesc &g = groups[tile.group];
         const int nk = g.k / 64;                  // K % 64 == 0 and K >= 64
         const int x0 = tile.tx * ${BLOCK_M}, y0 = tile.ty * ${BLOCK_N};
-        const TmaDesc *tok_map = &maps[2 * tile.group], *w_map = &maps[2 * tile.group + 1];
+        const TmaDesc *tok_map = &maps[3 * tile.group], *w_map = &maps[3 * tile.group + 1];
+        const TmaDesc *sf_map = &maps[3 * tile.group + 2];
         asm volatile("prefetch.tensormap [%0];" :: "l"(tok_map) : "memory");
         asm volatile("prefetch.tensormap [%0];" :: "l"(w_map) : "memory");
-        const unsigned char *sfb = (const unsigned char *)g.sfb + (long long)(x0 / 128) * nk * 512;
+        asm volatile("prefetch.tensormap [%0];" :: "l"(sf_map) : "memory");
         const int sfb_last = (g.n + 127) / 128 - 1 - x0 / 128;  // last block of the array, from x0's
         for (int kt = 0; kt < nk; kt++, it++) {
           const int slot = it % ${STAGES};
@@ -222,8 +219,8 @@ ${TILE_LOOP}
 % for b = 0, SFB_BLK - 1 do
           // a block past the last one (the tile's rows past N; their results are never
           // stored) is replaced by the last one, so no read leaves the scale array
-          bulk_1d(base + ${SF_OFF} + slot * ${SF_BYTES} + ${b * 512},
-                  sfb + (long long)(min(${b}, sfb_last) * nk + kt) * 512, 512, full);
+          tma_2d(base + ${SF_OFF} + slot * ${SF_BYTES} + ${b * 512}, sf_map, 0,
+                 (x0 / 128 + min(${b}, sfb_last)) * nk + kt, full);
 % end
         }
       }
