@@ -9,6 +9,7 @@
 
 #include "cache.h"
 #include "compile.h"
+#include "kernel.h"
 #include "template.h"
 
 static int arch_slot(nvfp4jit_arch arch) {
@@ -112,31 +113,10 @@ nvfp4jit_status gpuref_get(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, nj_gpuref **ou
     nj_buf_free(&keybuf);
     g->res.threads = NJ_GPUREF_TILE * NJ_GPUREF_TILE;
 
-    int hit = 0;
-    if (ctx->disk_cache) {
-        cache_entry_path(ctx->cache_dir, g->key, g->path, sizeof g->path);
-        cache_entry e;
-        cache_entry_init(&e);
-        char why[1024] = "";
-        cache_result cr = cache_lookup(ctx->cache_dir, g->key, &e, why, sizeof why);
-        if (cr == CACHE_HIT && e.source.len == g->source.len &&
-            memcmp(e.source.data, g->source.data, g->source.len) == 0) {
-            nj_buf tmp;
-            tmp = g->ptx; g->ptx = e.ptx; e.ptx = tmp;
-            tmp = g->cubin; g->cubin = e.cubin; e.cubin = tmp;
-            tmp = g->log; g->log = e.log; e.log = tmp;
-            nvrtc_parse_resources(g->log.data, &g->res);
-            g->res.from_cache = 1;
-            hit = 1;
-        } else if (cr == CACHE_CORRUPT) {
-            nj_warn(ctx, "cache entry %s (reference kernel) was corrupt (%s); rebuilding it",
-                    g->key, why);
-        } else if (cr == CACHE_ERROR) {
-            nj_warn(ctx, "cache lookup of %s (reference kernel) failed (%s); compiling", g->key,
-                    why);
-        }
-        cache_entry_free(&e);
-    }
+    nj_artifacts art = {&g->source, &g->ptx, &g->cubin, &g->log};
+    if (ctx->disk_cache) cache_entry_path(ctx->cache_dir, g->key, g->path, sizeof g->path);
+    int hit = nj_cache_fetch(ctx, g->key, "reference kernel", &art, &g->res);
+    if (hit) g->res.from_cache = 1;
     if (!hit) {
         nvrtc_result r;
         nvrtc_result_init(&r);
@@ -157,18 +137,11 @@ nvfp4jit_status gpuref_get(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, nj_gpuref **ou
         g->res.compile_ms = nj_now_ms() - t0;
         g->res.from_cache = 0;
         if (ctx->disk_cache) {
-            cache_entry e;
-            cache_entry_init(&e);
-            e.source = g->source; /* borrowed for the store */
-            e.ptx = g->ptx;
-            e.cubin = g->cubin;
-            e.log = g->log;
-            manifest(g, keytext.data, &e.manifest_extra);
-            char err[1024] = "";
-            if (cache_store(ctx->cache_dir, g->key, &e, err, sizeof err) != 0)
-                nj_warn(ctx, "cannot store %s (reference kernel) in the cache (%s); it is still "
-                        "usable", g->key, err);
-            nj_buf_free(&e.manifest_extra);
+            nj_buf m;
+            nj_buf_init(&m);
+            manifest(g, keytext.data, &m);
+            nj_cache_put(ctx, g->key, "reference kernel", &art, &m);
+            nj_buf_free(&m);
         }
     }
     nj_buf_free(&keytext);

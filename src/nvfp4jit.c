@@ -364,29 +364,12 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_compile(nvfp4jit_ctx *ctx, const nvfp4jit_
     k->res.threads = f->threads(v);
     k->res.shared_dynamic_bytes = (int)f->dyn_smem(v);
 
-    int hit = 0;
-    if (ctx->disk_cache) {
-        cache_entry_path(ctx->cache_dir, k->key, k->path, sizeof k->path);
-        cache_entry e;
-        cache_entry_init(&e);
-        char why[1024] = "";
-        cache_result cr = cache_lookup(ctx->cache_dir, k->key, &e, why, sizeof why);
-        if (cr == CACHE_HIT && e.source.len == k->source.len &&
-            memcmp(e.source.data, k->source.data, k->source.len) == 0) {
-            nj_buf tmp;
-            tmp = k->ptx; k->ptx = e.ptx; e.ptx = tmp;
-            tmp = k->cubin; k->cubin = e.cubin; e.cubin = tmp;
-            tmp = k->log; k->log = e.log; e.log = tmp;
-            nvrtc_parse_resources(k->log.data, &k->res);
-            k->res.from_cache = 1;
-            hit = 1;
-        } else if (cr == CACHE_CORRUPT) {
-            nj_warn(ctx, "cache entry %s was corrupt (%s); rebuilding it", k->key, why);
-        } else if (cr == CACHE_ERROR) {
-            nj_warn(ctx, "cache lookup of %s failed (%s); compiling", k->key, why);
-        }
-        cache_entry_free(&e);
-    }
+    char vname[96];
+    nvfp4jit_variant_format(v, vname, sizeof vname);
+    nj_artifacts art = {&k->source, &k->ptx, &k->cubin, &k->log};
+    if (ctx->disk_cache) cache_entry_path(ctx->cache_dir, k->key, k->path, sizeof k->path);
+    int hit = nj_cache_fetch(ctx, k->key, vname, &art, &k->res);
+    if (hit) k->res.from_cache = 1;
     if (!hit) {
         nvrtc_result r;
         nvrtc_result_init(&r);
@@ -412,19 +395,11 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_compile(nvfp4jit_ctx *ctx, const nvfp4jit_
         k->res.compile_ms = nj_now_ms() - t0;
         k->res.from_cache = 0;
         if (ctx->disk_cache) {
-            cache_entry e;
-            cache_entry_init(&e);
-            /* borrow the buffers for the store */
-            e.source = k->source;
-            e.ptx = k->ptx;
-            e.cubin = k->cubin;
-            e.log = k->log;
-            manifest_lines(k, keytext.data, &e.manifest_extra);
-            char err[1024] = "";
-            if (cache_store(ctx->cache_dir, k->key, &e, err, sizeof err) != 0)
-                nj_warn(ctx, "cannot store %s in the cache (%s); the variant is still usable",
-                        k->key, err);
-            nj_buf_free(&e.manifest_extra);
+            nj_buf m;
+            nj_buf_init(&m);
+            manifest_lines(k, keytext.data, &m);
+            nj_cache_put(ctx, k->key, vname, &art, &m);
+            nj_buf_free(&m);
         }
     }
     nj_buf_free(&keytext);
@@ -434,6 +409,47 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_compile(nvfp4jit_ctx *ctx, const nvfp4jit_
     dump_artifacts(ctx, k);
     *out = k;
     return NVFP4JIT_OK;
+}
+
+int nj_cache_fetch(nvfp4jit_ctx *ctx, const char *key, const char *what, nj_artifacts *a,
+                   nvfp4jit_resources *res) {
+    if (!ctx->disk_cache) return 0;
+    cache_entry e;
+    cache_entry_init(&e);
+    char why[1024] = "";
+    int hit = 0;
+    cache_result cr = cache_lookup(ctx->cache_dir, key, &e, why, sizeof why);
+    if (cr == CACHE_HIT && e.source.len == a->source->len &&
+        memcmp(e.source.data, a->source->data, a->source->len) == 0) {
+        nj_buf tmp;
+        tmp = *a->ptx; *a->ptx = e.ptx; e.ptx = tmp;
+        tmp = *a->cubin; *a->cubin = e.cubin; e.cubin = tmp;
+        tmp = *a->log; *a->log = e.log; e.log = tmp;
+        nvrtc_parse_resources(a->log->data, res);
+        hit = 1;
+    } else if (cr == CACHE_CORRUPT) {
+        nj_warn(ctx, "cache entry %s (%s) was corrupt (%s); rebuilding it", key, what, why);
+    } else if (cr == CACHE_ERROR) {
+        nj_warn(ctx, "cache lookup of %s (%s) failed (%s); compiling", key, what, why);
+    }
+    cache_entry_free(&e);
+    return hit;
+}
+
+void nj_cache_put(nvfp4jit_ctx *ctx, const char *key, const char *what, const nj_artifacts *a,
+                  const nj_buf *manifest) {
+    if (!ctx->disk_cache) return;
+    cache_entry e; /* borrows the buffers for the store */
+    cache_entry_init(&e);
+    e.source = *a->source;
+    e.ptx = *a->ptx;
+    e.cubin = *a->cubin;
+    e.log = *a->log;
+    e.manifest_extra = *manifest;
+    char err[1024] = "";
+    if (cache_store(ctx->cache_dir, key, &e, err, sizeof err) != 0)
+        nj_warn(ctx, "cannot store %s (%s) in the cache (%s); it is still usable", key, what,
+                err);
 }
 
 NVFP4JIT_API nvfp4jit_status nvfp4jit_kernel_artifact(const nvfp4jit_kernel *k,
