@@ -81,8 +81,15 @@ nvfp4jit_grouped(const unsigned char *__restrict__ blob) {
   const int M = g.m, N = g.n;
   constexpr int NUM_WARPS = 6;
 
-  extern __shared__ __align__(1024) char smem_ptr[];
-  const int smem = (int)__cvta_generic_to_shared(smem_ptr);
+  // The tiles need 1024-byte aligned shared addresses (TMA's 128-byte swizzle repeats every
+  // 1024 bytes and takes its pattern from address bits 4-9; the UMMA descriptors assume the
+  // same atoms). With NVRTC + nvJitLink the static section below (mbars, tmem_base_slot)
+  // comes FIRST and the dynamic base is only 16-byte aligned (0x430-0x490 in these cubins),
+  // whatever __align__ says: round up at run time (the host reserves 1024 bytes of slack).
+  // The declaration promises only 16: a larger promise lets the compiler fold the round-up.
+  extern __shared__ __align__(16) char smem_ptr[];
+  const int smem_raw = (int)__cvta_generic_to_shared(smem_ptr);
+  const int smem = (smem_raw + 1023) & ~1023;
   __shared__ long long mbars[9];
   __shared__ int tmem_base_slot;
   const int tma_mbar = (int)__cvta_generic_to_shared(mbars);
