@@ -273,8 +273,10 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_ar
                                                   size_t num_groups,
                                                   const nvfp4jit_variant *force,
                                                   nvfp4jit_plan **out);
-/** Destroy a plan and free its device buffers (synchronises nothing: the caller must make
- *  sure no launch of the plan is still running). Accepts NULL. */
+/** Destroy a plan and free its device buffers, including the immutable copies that CUDA
+ *  graphs captured from its runs read: destroy a plan only after every graph captured from
+ *  it is destroyed and no launch of it is still running (it waits only for the events of
+ *  its own eager uploads). Accepts NULL. */
 NVFP4JIT_API void nvfp4jit_plan_destroy(nvfp4jit_plan *plan);
 /** @return the plan's variant and how it was chosen (choice may be NULL). */
 NVFP4JIT_API const nvfp4jit_variant *nvfp4jit_plan_variant(const nvfp4jit_plan *plan,
@@ -285,9 +287,21 @@ NVFP4JIT_API nvfp4jit_kernel *nvfp4jit_plan_kernel(const nvfp4jit_plan *plan);
 /** Launch the grouped GEMM on `stream` (a CUstream; 0 = the legacy default stream) in the
  *  caller's current CUDA context (if no context is current, the primary context of device 0
  *  is made current). groups may have other M and pointers than at plan creation, but the
- *  same count, N and K. One launch per call; the device-side tile list and group table are
- *  uploaded only when shapes or pointers changed since the last call (steady state: no
- *  allocation, no host synchronisation). A plan must not be run on several streams at once.
+ *  same count, N and K. One launch per call (two for act16/act16p: a token prep kernel).
+ *  - Same groups as the last eager call: no allocation, no copy, no host synchronisation.
+ *  - Other groups (new pointers, other M): the device-side group table, tensor maps and tile
+ *    list are built on the host into one of up to 16 upload buffers that no launch still
+ *    reads (found by an event query, never a wait) and uploaded asynchronously; the call
+ *    waits for the device only when 16 uploads are still in flight, or (act16) when the
+ *    token workspace must grow.
+ *  - CUDA graphs: a call on a stream that is being captured (cuStreamBeginCapture, any
+ *    mode; torch.cuda.graph) records an immutable copy of what the launch reads, kept by the
+ *    plan until nvfp4jit_plan_destroy; every replay computes the problem of its capture,
+ *    whatever eager calls or other captures of the plan came before or after. Capturing
+ *    with other pointers than the last call's is fine. A captured act16 plan's workspace is
+ *    never freed before nvfp4jit_plan_destroy (growing it retires the old one).
+ *  Runs of one plan (eager or replayed) must not execute concurrently: use one stream, or
+ *  order the streams (the act16 token workspace is shared by all runs of a plan).
  *  @return NVFP4JIT_OK; NVFP4JIT_ERR_INVALID_PROBLEM; NVFP4JIT_ERR_NO_DRIVER;
  *  NVFP4JIT_ERR_NO_DEVICE; NVFP4JIT_ERR_ARCH_MISMATCH (e.g. an sm_100a plan on an H200);
  *  NVFP4JIT_ERR_CUDA (the CUresult name is in the message). */

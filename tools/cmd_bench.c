@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpu.h"
 #include "reference.h"
@@ -116,6 +117,105 @@ static int run_nvfp4(void *u) {
     nvfp4jit_status s = nvfp4jit_plan_run(rc->plan, rc->data->g, rc->data->n, rc->dev->stream);
     if (s != NVFP4JIT_OK) return tool_lib_fail(rc->cmd, rc->dev->ctx, s, "nvfp4jit_plan_run");
     return 0;
+}
+
+/* ---- host time per call ------------------------------------------------------------------ */
+typedef struct graph_run {
+    const char *cmd;
+    tool_dev *dev;
+    CUgraphExec exec;
+} graph_run;
+
+static int run_graph(void *u) {
+    graph_run *g = u;
+    CUresult r = g->dev->api->cuGraphLaunch(g->exec, g->dev->stream);
+    return r == CUDA_SUCCESS ? 0 : tool_cu_fail(g->cmd, g->dev, r, "cuGraphLaunch");
+}
+
+static double host_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+/* Host microseconds per call, measured with the host clock around a burst of calls (no
+ * synchronisation inside the burst): out[0] plan_run with the same pointers as the last call,
+ * out[1] with new pointers every call (two sets of C buffers, alternating; a burst of 12,
+ * below the plan's 16 upload buffers), out[2] cuGraphLaunch of a captured plan_run; out[3]
+ * the GPU time of one graph replay (events, cold L2, median). @return 0 or 1 after a message. */
+static int host_times(const char *cmd, tool_dev *dev, nvfp4jit_plan *plan, tool_data *d,
+                      int iters, CUdeviceptr flush, double out[4]) {
+    const drv_api *api = dev->api;
+    nvfp4jit_ctx *ctx = dev->ctx;
+    nvfp4jit_group *g2 = malloc(d->n * sizeof *g2);
+    int rc = 0;
+    CUgraph graph = NULL;
+    graph_run gr = {cmd, dev, NULL};
+    if (!g2) return tool_fail(cmd, "out of host memory");
+    memcpy(g2, d->g, d->n * sizeof *g2);
+    for (size_t i = 0; i < d->n && !rc; i++) {
+        g2[i].c = 0;
+        if (d->g[i].m == 0) continue;
+        CUdeviceptr c = 0;
+        CUresult r = api->cuMemAlloc(&c, (size_t)(d->g[i].m * d->g[i].n * 2));
+        if (r != CUDA_SUCCESS) rc = tool_cu_fail(cmd, dev, r, "cuMemAlloc (second C)");
+        g2[i].c = c;
+    }
+#define HT_RUN(groups)                                                                       \
+    do {                                                                                     \
+        nvfp4jit_status s_ = nvfp4jit_plan_run(plan, (groups), d->n, dev->stream);           \
+        if (s_ != NVFP4JIT_OK) {                                                             \
+            rc = tool_lib_fail(cmd, ctx, s_, "nvfp4jit_plan_run");                           \
+            goto out;                                                                        \
+        }                                                                                    \
+    } while (0)
+    if (rc) goto out;
+    /* warm-up: upload buffers allocated for both pointer sets */
+    for (int i = 0; i < 16; i++) HT_RUN(i % 2 ? g2 : d->g);
+    HT_RUN(d->g);
+    api->cuStreamSynchronize(dev->stream);
+    double t0 = host_us();
+    for (int i = 0; i < iters; i++) HT_RUN(d->g);
+    out[0] = (host_us() - t0) / iters;
+    api->cuStreamSynchronize(dev->stream);
+    const int burst = 12;
+    t0 = host_us();
+    for (int i = 0; i < burst; i++) HT_RUN(i % 2 ? g2 : d->g);
+    out[1] = (host_us() - t0) / burst;
+    api->cuStreamSynchronize(dev->stream);
+    CUresult r = api->cuStreamBeginCapture(dev->stream, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    if (r != CUDA_SUCCESS) {
+        rc = tool_cu_fail(cmd, dev, r, "cuStreamBeginCapture");
+        goto out;
+    }
+    nvfp4jit_status s = nvfp4jit_plan_run(plan, d->g, d->n, dev->stream);
+    r = api->cuStreamEndCapture(dev->stream, &graph);
+    if (s != NVFP4JIT_OK) {
+        rc = tool_lib_fail(cmd, ctx, s, "nvfp4jit_plan_run (captured)");
+        goto out;
+    }
+    if (r == CUDA_SUCCESS) r = api->cuGraphInstantiate(&gr.exec, graph, 0);
+    if (r != CUDA_SUCCESS) {
+        rc = tool_cu_fail(cmd, dev, r, "capturing a run into a graph");
+        goto out;
+    }
+    if ((rc = run_graph(&gr))) goto out;
+    api->cuStreamSynchronize(dev->stream);
+    t0 = host_us();
+    for (int i = 0; i < iters && !rc; i++) rc = run_graph(&gr);
+    out[2] = (host_us() - t0) / iters;
+    api->cuStreamSynchronize(dev->stream);
+    double mn;
+    if (!rc) rc = tool_time(cmd, dev, run_graph, &gr, 3, iters, flush, FLUSH_BYTES, &out[3], &mn);
+#undef HT_RUN
+out:
+    api->cuStreamSynchronize(dev->stream);
+    if (gr.exec) api->cuGraphExecDestroy(gr.exec);
+    if (graph) api->cuGraphDestroy(graph);
+    for (size_t i = 0; i < d->n; i++)
+        if (g2[i].c) api->cuMemFree(g2[i].c);
+    free(g2);
+    return rc;
 }
 
 #ifdef NVFP4JIT_HAVE_CUBLAS
@@ -350,7 +450,9 @@ int cmd_bench(int argc, char **argv) {
         "cuBLAS. Prints us, TFLOP/s (2*sum(M*N*K)), % of the 749 TFLOP/s fp16 peak and the\n"
         "speed-up over the best cuBLAS; --csv writes the same rows. --variant takes a\n"
         "comma-separated list (\"auto\" = the library's choice), timed one after the other on\n"
-        "the same data; the geomean line is given for each."};
+        "the same data; the geomean line is given for each. Each variant also gets a line of host\n"
+        "microseconds per call (host clock around a burst of calls: same pointers, new\n"
+        "pointers every call, replay of a captured CUDA graph) and the GPU time of a replay."};
     tool_prob_opts po = {0};
     const char *csv_path = NULL, *variant_s = NULL;
     int iters = 30, seed = 1, no_cublas = 0;
@@ -516,6 +618,18 @@ int cmd_bench(int argc, char **argv) {
             if (tool_time(u.cmd, &dev, run_nvfp4, &rx, 3, iters, flush, FLUSH_BYTES, &ours->us,
                           &vmn))
                 rc = 1;
+            double ht[4] = {0};
+            if (!rc && host_times(u.cmd, &dev, plan, &data, iters, flush, ht) == 0) {
+                printf("  host us per call: %.1f same pointers, %.1f new pointers, %.1f graph "
+                       "replay (GPU %.2f us per replay, %.2f eager)\n",
+                       ht[0], ht[1], ht[2], ht[3], ours->us);
+                if (csv)
+                    fprintf(csv, "%s,%s host us/call same|new pointers|graph replay,%.2f,,,,"
+                                 "\"%.2f|%.2f|%.2f; graph replay GPU %.2f us\"\n",
+                            set->name, ours->impl, ht[1], ht[0], ht[1], ht[2], ht[3]);
+            } else if (!rc) {
+                rc = 1;
+            }
             dev.api->cuStreamSynchronize(dev.stream);
             nvfp4jit_plan_destroy(plan);
         }
