@@ -8,7 +8,11 @@
  * - Eager calls with other groups (new pointers, other M) take a slot whose last launch has
  *   completed (cuEventQuery, never a wait), or a new one, up to NJ_EAGER_SLOTS; the blob is
  *   built into it and one cuMemcpyHtoDAsync on the caller's stream uploads it. Only when
- *   that many uploads are still in flight does the call wait, for the oldest.
+ *   that many uploads are still in flight does the call wait, for the oldest. The eager
+ *   slots live in one pinned and one device arena of NJ_EAGER_SLOTS equal parts, sized to a
+ *   power of two: allocating or freeing pinned or device memory can synchronise with the
+ *   device (seen on the H200: a call that re-sized its pinned buffer waited ~3 ms for the
+ *   kernels ahead of it), so that happens only when a blob outgrows its part.
  * - A call made while the stream is being captured into a CUDA graph gets a capture slot of
  *   its own that is never rewritten (kept until plan_destroy; an identical later capture
  *   shares it). It is uploaded at capture time on the plan's own non-blocking stream (and
@@ -33,6 +37,7 @@
 typedef struct blob_slot {
     unsigned char *host; /* pinned */
     size_t host_cap;
+    int arena; /* host and dev are parts of the plan's eager arena, not owned */
     CUdeviceptr dev;
     size_t dev_cap;
     CUevent done;          /* eager slots: recorded after each launch that read dev */
@@ -54,6 +59,9 @@ struct nvfp4jit_plan {
     CUcontext cu_ctx;
     blob_slot eager[NJ_EAGER_SLOTS];
     int num_eager;
+    unsigned char *arena_host; /* pinned, NJ_EAGER_SLOTS x slot_cap */
+    CUdeviceptr arena_dev;
+    size_t slot_cap;
     int cur; /* eager slot of the last eager upload, -1 = none */
     blob_slot **captured; /* capture slots, immutable */
     size_t num_captured, cap_captured;
@@ -117,8 +125,8 @@ static void slot_free(const drv_api *api, blob_slot *sl) {
         if (sl->recorded) api->cuEventSynchronize(sl->done);
         api->cuEventDestroy(sl->done);
     }
-    if (sl->dev) api->cuMemFree(sl->dev);
-    if (sl->host) api->cuMemFreeHost(sl->host);
+    if (sl->dev && !sl->arena) api->cuMemFree(sl->dev);
+    if (sl->host && !sl->arena) api->cuMemFreeHost(sl->host);
     free(sl->groups);
     memset(sl, 0, sizeof *sl);
 }
@@ -131,6 +139,8 @@ NVFP4JIT_API void nvfp4jit_plan_destroy(nvfp4jit_plan *p) {
         api->cuCtxGetCurrent(&prev);
         if (prev != p->cu_ctx) api->cuCtxSetCurrent(p->cu_ctx);
         for (int i = 0; i < p->num_eager; i++) slot_free(api, &p->eager[i]);
+        if (p->arena_dev) api->cuMemFree(p->arena_dev);
+        if (p->arena_host) api->cuMemFreeHost(p->arena_host);
         for (size_t i = 0; i < p->num_captured; i++) {
             slot_free(api, p->captured[i]);
             free(p->captured[i]);
@@ -213,7 +223,9 @@ static int arch_runs_on(nvfp4jit_arch a, int cc) {
 /* The one launch of a run, reading slot sl's device blob. */
 static nvfp4jit_status launch(nvfp4jit_plan *p, const drv_api *api, blob_slot *sl, CUstream st) {
     if (sl->launch.num_ctas == 0) return NVFP4JIT_OK; /* every group has M = 0 */
-    void *args[] = {&sl->dev};
+    nj_moe_args none;
+    memset(&none, 0, sizeof none);
+    void *args[] = {&sl->dev, &none}; /* act16: (blob, MoeArgs); dual: (blob), the rest unread */
     if (sl->launch.prep_ctas) {
         NJ_RETURN_IF(p->ctx, !p->kernel->fn_prep, NVFP4JIT_ERR_INTERNAL,
                      "variant needs a prep kernel but its module has none");
@@ -242,6 +254,40 @@ static int groups_equal(const nvfp4jit_group *a, const nvfp4jit_group *b, size_t
     return memcmp(a, b, n * sizeof *a) == 0;
 }
 
+/* Make every eager slot hold at least `need` bytes: a new arena when it does not (after the
+ * launches that read the old one; rare, see the top). */
+static nvfp4jit_status arena_reserve(nvfp4jit_plan *p, const drv_api *api, size_t need) {
+    nvfp4jit_ctx *ctx = p->ctx;
+    if (need <= p->slot_cap) return NVFP4JIT_OK;
+    for (int i = 0; i < p->num_eager; i++)
+        if (p->eager[i].recorded)
+            DRV_CHECK(ctx, api, cuEventSynchronize(p->eager[i].done), "waiting for a blob slot");
+    if (p->arena_dev) api->cuMemFree(p->arena_dev);
+    if (p->arena_host) api->cuMemFreeHost(p->arena_host);
+    p->arena_dev = 0;
+    p->arena_host = NULL;
+    p->slot_cap = 0;
+    p->cur = -1;
+    for (int i = 0; i < p->num_eager; i++) {
+        p->eager[i].host = NULL;
+        p->eager[i].dev = 0;
+        p->eager[i].host_cap = p->eager[i].dev_cap = 0;
+    }
+    size_t cap = 4096;
+    while (cap < need) cap *= 2;
+    void *h = NULL;
+    DRV_CHECK(ctx, api, cuMemAllocHost(&h, cap * NJ_EAGER_SLOTS), "cuMemAllocHost (plan blobs)");
+    p->arena_host = h;
+    DRV_CHECK(ctx, api, cuMemAlloc(&p->arena_dev, cap * NJ_EAGER_SLOTS), "cuMemAlloc (plan blobs)");
+    p->slot_cap = cap;
+    for (int i = 0; i < p->num_eager; i++) {
+        p->eager[i].host = p->arena_host + (size_t)i * cap;
+        p->eager[i].dev = p->arena_dev + (CUdeviceptr)((size_t)i * cap);
+        p->eager[i].host_cap = p->eager[i].dev_cap = cap;
+    }
+    return NVFP4JIT_OK;
+}
+
 /* An eager slot nothing on the device reads any more: one whose last launch completed (a
  * query, no wait), else a new one, else (NJ_EAGER_SLOTS uploads in flight) the oldest after
  * waiting for it. */
@@ -264,6 +310,10 @@ static nvfp4jit_status eager_slot(nvfp4jit_plan *p, const drv_api *api, blob_slo
         blob_slot *sl = &p->eager[p->num_eager];
         memset(sl, 0, sizeof *sl);
         DRV_CHECK(ctx, api, cuEventCreate(&sl->done, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+        sl->arena = 1;
+        sl->host = p->arena_host + (size_t)p->num_eager * p->slot_cap;
+        sl->dev = p->arena_dev + (CUdeviceptr)((size_t)p->num_eager * p->slot_cap);
+        sl->host_cap = sl->dev_cap = p->slot_cap;
         p->num_eager++;
         *out = sl;
         return NVFP4JIT_OK;
@@ -283,6 +333,8 @@ static nvfp4jit_status slot_reserve(nvfp4jit_plan *p, const drv_api *api, blob_s
         sl->groups = malloc(p->num_groups * sizeof *sl->groups);
         NJ_RETURN_IF(ctx, !sl->groups, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (plan slot)");
     }
+    NJ_RETURN_IF(ctx, sl->arena && need > sl->host_cap, NVFP4JIT_ERR_INTERNAL,
+                 "blob of %zu bytes in an arena slot of %zu", need, sl->host_cap);
     if (need > sl->host_cap) {
         if (sl->host) api->cuMemFreeHost(sl->host);
         sl->host = NULL;
@@ -450,10 +502,11 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *p, const nvfp4jit_
     size_t wneed = p->fam->workspace_size ? p->fam->workspace_size(&p->v, groups, num_groups)
                                           : 0;
     NJ_FORWARD_IF_ERROR(workspace_reserve(p, api, wneed, st, 0));
+    size_t need = p->fam->blob_size(&p->v, groups, num_groups);
+    NJ_FORWARD_IF_ERROR(arena_reserve(p, api, need));
     blob_slot *sl = NULL;
     NJ_FORWARD_IF_ERROR(eager_slot(p, api, &sl));
     p->cur = -1; /* the slot is rewritten below: not reusable until it is complete */
-    size_t need = p->fam->blob_size(&p->v, groups, num_groups);
     NJ_FORWARD_IF_ERROR(slot_fill(p, api, sl, groups, need, st));
     NJ_FORWARD_IF_ERROR(launch_eager(p, api, sl, st));
     p->cur = (int)(sl - p->eager);

@@ -218,6 +218,153 @@ out:
     return rc;
 }
 
+/* ---- the MoE path on the same data ---------------------------------------------------------- */
+typedef struct moe_run_ctx {
+    const char *cmd;
+    tool_dev *dev;
+    nvfp4jit_moe_plan *plan;
+    nvfp4jit_moe_call call;
+} moe_run_ctx;
+
+static int run_moe(void *u) {
+    moe_run_ctx *m = u;
+    nvfp4jit_status s = nvfp4jit_moe_run(m->plan, &m->call, m->dev->stream);
+    return s == NVFP4JIT_OK ? 0 : tool_lib_fail(m->cmd, m->dev->ctx, s, "nvfp4jit_moe_run");
+}
+
+/* The set as one MoE layer (every group one expert; needs one N and K): tokens and token
+ * scales packed contiguously (scales at 128-row boundaries), offsets uploaded once, the
+ * weights as registered per-expert pointers (an empty group's expert borrows another's, it is
+ * never read). Prints the MoE row (GPU time) and its host times. The results are not checked
+ * here: tests/test_moe.c checks them (bit-exact against the grouped call). @return 0, 1 after a
+ * message, 2 when the set is not one layer (skipped with a note). */
+static int bench_moe(const char *cmd, tool_dev *dev, tool_data *d, int iters, CUdeviceptr flush,
+                     FILE *csv, const char *set_name, const nvfp4jit_variant *force,
+                     double *gpu_us) {
+    const drv_api *api = dev->api;
+    nvfp4jit_ctx *ctx = dev->ctx;
+    size_t E = d->n;
+    int64_t N = d->g[0].n, K = d->g[0].k, rows = 0;
+    size_t first = E;
+    for (size_t e = 0; e < E; e++) {
+        if (d->g[e].n != N || d->g[e].k != K) return 2;
+        rows += d->g[e].m;
+        if (d->g[e].m > 0 && first == E) first = e;
+    }
+    if (first == E) return 2;
+    int rc = 0;
+    int *off = calloc(E + 1, sizeof *off), *sfo = calloc(E, sizeof *sfo);
+    uint64_t *bp = calloc(E, sizeof *bp), *sp = calloc(E, sizeof *sp);
+    int64_t sf_rows = nvfp4jit_moe_scale_rows(rows, (int)E);
+    size_t ab = (size_t)(rows * K / 2), sab = (size_t)sf_rows * (size_t)(K / 16);
+    unsigned char *ha = calloc(ab ? ab : 1, 1), *hs = calloc(sab, 1);
+    CUdeviceptr da = 0, ds = 0, dc = 0, dc2 = 0, doff = 0, dsfo = 0;
+    nvfp4jit_weights *w = NULL;
+    nvfp4jit_moe_plan *plan = NULL;
+    CUgraph graph = NULL;
+    CUgraphExec ge = NULL;
+    if (!off || !sfo || !bp || !sp || !ha || !hs) {
+        rc = tool_fail(cmd, "out of host memory");
+        goto out;
+    }
+    int r = 0, sr = 0;
+    for (size_t e = 0; e < E; e++) {
+        off[e] = r;
+        sfo[e] = sr;
+        int64_t m = d->g[e].m;
+        if (m > 0) {
+            memcpy(ha + (size_t)r * (size_t)(K / 2), d->a[e], (size_t)(m * K / 2));
+            memcpy(hs + (size_t)sr * (size_t)(K / 16), d->sfa[e], ref_sf_bytes(m, K));
+        }
+        r += (int)m;
+        sr += (int)((m + 127) / 128 * 128);
+        bp[e] = d->g[m > 0 ? e : first].b;
+        sp[e] = d->g[m > 0 ? e : first].sfb;
+    }
+    off[E] = r;
+    CUresult cr;
+    if ((cr = api->cuMemAlloc(&da, ab ? ab : 16)) || (cr = api->cuMemAlloc(&ds, sab)) ||
+        (cr = api->cuMemAlloc(&dc, (size_t)(rows * N * 2) + 16)) ||
+        (cr = api->cuMemAlloc(&dc2, (size_t)(rows * N * 2) + 16)) ||
+        (cr = api->cuMemAlloc(&doff, (E + 1) * sizeof *off)) ||
+        (cr = api->cuMemAlloc(&dsfo, E * sizeof *sfo)) || (cr = api->cuMemcpyHtoD(da, ha, ab)) ||
+        (cr = api->cuMemcpyHtoD(ds, hs, sab)) ||
+        (cr = api->cuMemcpyHtoD(doff, off, (E + 1) * sizeof *off)) ||
+        (cr = api->cuMemcpyHtoD(dsfo, sfo, E * sizeof *sfo))) {
+        rc = tool_cu_fail(cmd, dev, cr, "MoE buffers");
+        goto out;
+    }
+    nvfp4jit_weights_desc wd = {(int)E, N, K, 0, 0, bp, sp};
+    nvfp4jit_status s = nvfp4jit_weights_create(ctx, NVFP4JIT_ARCH_SM90A, &wd, &w);
+    if (s == NVFP4JIT_OK) s = nvfp4jit_moe_plan_create(w, rows > 0 ? rows : 1, force, &plan);
+    if (s != NVFP4JIT_OK) {
+        rc = tool_lib_fail(cmd, ctx, s, "MoE plan");
+        goto out;
+    }
+    nvfp4jit_moe_info info;
+    nvfp4jit_moe_plan_info(plan, &info);
+    moe_run_ctx mr = {cmd, dev, plan, {da, ds, dc, doff, dsfo}};
+    double mn, us = 0, host[3] = {0};
+    if ((rc = tool_time(cmd, dev, run_moe, &mr, 3, iters, flush, FLUSH_BYTES, &us, &mn))) goto out;
+    api->cuStreamSynchronize(dev->stream);
+    double t0 = host_us();
+    for (int i = 0; i < iters && !rc; i++) rc = run_moe(&mr);
+    host[0] = (host_us() - t0) / iters;
+    api->cuStreamSynchronize(dev->stream);
+    t0 = host_us();
+    for (int i = 0; i < iters && !rc; i++) {
+        mr.call.c = i % 2 ? dc2 : dc;
+        rc = run_moe(&mr);
+    }
+    host[1] = (host_us() - t0) / iters;
+    mr.call.c = dc;
+    api->cuStreamSynchronize(dev->stream);
+    if (rc) goto out;
+    if ((cr = api->cuStreamBeginCapture(dev->stream, CU_STREAM_CAPTURE_MODE_GLOBAL))) {
+        rc = tool_cu_fail(cmd, dev, cr, "cuStreamBeginCapture");
+        goto out;
+    }
+    s = nvfp4jit_moe_run(plan, &mr.call, dev->stream);
+    cr = api->cuStreamEndCapture(dev->stream, &graph);
+    if (s == NVFP4JIT_OK && cr == CUDA_SUCCESS) cr = api->cuGraphInstantiate(&ge, graph, 0);
+    if (s != NVFP4JIT_OK || cr != CUDA_SUCCESS) {
+        rc = s != NVFP4JIT_OK ? tool_lib_fail(cmd, ctx, s, "nvfp4jit_moe_run (captured)")
+                              : tool_cu_fail(cmd, dev, cr, "capturing a MoE run");
+        goto out;
+    }
+    api->cuGraphLaunch(ge, dev->stream);
+    api->cuStreamSynchronize(dev->stream);
+    t0 = host_us();
+    for (int i = 0; i < iters; i++) api->cuGraphLaunch(ge, dev->stream);
+    host[2] = (host_us() - t0) / iters;
+    api->cuStreamSynchronize(dev->stream);
+    printf("  %-36s %10.2f  (MoE path, %s: %zu experts, offsets on the device)\n",
+           tool_variant_str(&info.variant), us,
+           force ? "the grouped call's variant" : "MoE heuristic", E);
+    printf("  MoE host us per call: %.1f same pointers, %.1f new C every call, %.1f graph replay "
+           "(plan setup %.1f ms, %.1f MB on the device)\n",
+           host[0], host[1], host[2], info.setup_ms, info.device_bytes / 1e6);
+    if (csv)
+        fprintf(csv, "%s,nvfp4jit MoE %s,%.3f,,,,\"host us/call %.2f|%.2f|%.2f\"\n", set_name,
+                tool_variant_str(&info.variant), us, host[0], host[1], host[2]);
+    *gpu_us = us;
+out:
+    if (ge) api->cuGraphExecDestroy(ge);
+    if (graph) api->cuGraphDestroy(graph);
+    nvfp4jit_moe_plan_destroy(plan);
+    nvfp4jit_weights_destroy(w);
+    CUdeviceptr *dp[] = {&da, &ds, &dc, &dc2, &doff, &dsfo};
+    for (size_t i = 0; i < sizeof dp / sizeof *dp; i++)
+        if (*dp[i]) api->cuMemFree(*dp[i]);
+    free(off);
+    free(sfo);
+    free(bp);
+    free(sp);
+    free(ha);
+    free(hs);
+    return rc;
+}
+
 #ifdef NVFP4JIT_HAVE_CUBLAS
 /* Dequantised operands of the non-empty groups, on the device. */
 typedef struct dq_set {
@@ -455,7 +602,7 @@ int cmd_bench(int argc, char **argv) {
         "pointers every call, replay of a captured CUDA graph) and the GPU time of a replay."};
     tool_prob_opts po = {0};
     const char *csv_path = NULL, *variant_s = NULL;
-    int iters = 30, seed = 1, no_cublas = 0;
+    int iters = 30, seed = 1, no_cublas = 0, moe = 0;
     const tool_opt opts[] = {
         TOOL_PROB_OPTS(po),
         {"csv", OPT_STRING, &csv_path, "FILE", "also write the rows as CSV", 0, 0},
@@ -464,6 +611,8 @@ int cmd_bench(int argc, char **argv) {
         {"variant", OPT_STRING, &variant_s, "V,...",
          "variants to time instead of the library's choice (auto), comma-separated", 0, 0},
         {"no-cublas", OPT_FLAG, &no_cublas, NULL, "leave the cuBLAS rows out", 0, 0},
+        {"moe", OPT_FLAG, &moe, NULL,
+         "also time the set as one MoE layer (nvfp4jit_moe_run; sm_90a; groups of one N, K)", 0, 0},
         {"seed", OPT_INT, &seed, "N", "random data seed (default 1)", 0, 2147483647},
         {NULL, OPT_FLAG, NULL, NULL, NULL, 0, 0},
     };
@@ -597,6 +746,8 @@ int cmd_bench(int argc, char **argv) {
         }
         bench_row rows[BENCH_MAX_VARIANTS + 4];
         int nrows = 0;
+        nvfp4jit_variant first_v;
+        int first_ok = 0;
         memset(rows, 0, sizeof rows);
         for (int vi = 0; vi < nvar && !rc; vi++) {
             nvfp4jit_plan *plan = NULL;
@@ -608,6 +759,10 @@ int cmd_bench(int argc, char **argv) {
                 break;
             }
             tool_print_plan(plan, 2);
+            if (vi == 0) {
+                first_v = *nvfp4jit_plan_variant(plan, NULL);
+                first_ok = 1;
+            }
             run_ctx rx = {u.cmd, plan, &data, &dev};
             bench_row *ours = &rows[nrows++];
             snprintf(ours->impl, sizeof ours->impl, "nvfp4jit %s",
@@ -634,6 +789,18 @@ int cmd_bench(int argc, char **argv) {
             nvfp4jit_plan_destroy(plan);
         }
         free(g);
+        if (moe && !rc && arch == NVFP4JIT_ARCH_SM90A) {
+            /* the grouped call's (first) variant as MoE, then the MoE heuristic's choice */
+            double mus = 0;
+            int same = first_ok && (first_v.strategy == NVFP4JIT_STRATEGY_ACT16 ||
+                                    first_v.strategy == NVFP4JIT_STRATEGY_ACT16P);
+            int mr = same ? bench_moe(u.cmd, &dev, &data, iters, flush, csv, set->name, &first_v,
+                                      &mus)
+                          : 0;
+            if (mr == 0) mr = bench_moe(u.cmd, &dev, &data, iters, flush, csv, set->name, NULL, &mus);
+            if (mr == 1) rc = 1;
+            else if (mr == 2) printf("  MoE path: n/a (the groups differ in N or K, or all are empty)\n");
+        }
         int nours = nrows;
         double mn;
         double best = -1;
