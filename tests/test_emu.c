@@ -1,0 +1,327 @@
+/* test_emu.c - the sm_100a family on the CPU emulator (tests/emu.c): every valid sm_100a
+ * variant, rendered with EMU=1 and compiled for the host, runs its real blob (the family's
+ * blob_fill with a recording cuTensorMapEncodeTiled) over problem sets with tails, M = 0
+ * groups and several groups, on fresh random data, compared with the CPU reference. The
+ * static shared section comes from the variant's real cubin (NVRTC + nvJitLink). Needs a
+ * host C++ compiler (c++ or $CXX), no GPU.
+ *
+ * Emulated, never run on a B200: this proves the kernel against the emulator's reading of
+ * the PTX ISA, not against the hardware. */
+#include <math.h>
+#include <time.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "emu.h"
+#include "family.h"
+#include "kernel.h"
+#include "reference.h"
+#include "template.h"
+#include "testutil.h"
+
+typedef struct emu_variant {
+    nvfp4jit_variant v;
+    char name[96];
+    emu_kernel k;
+    uint32_t section, static_bytes;
+} emu_variant;
+
+static drv_api stub_api(void) {
+    drv_api a;
+    memset(&a, 0, sizeof a);
+    a.cuTensorMapEncodeTiled = emu_encode_tiled;
+    return a;
+}
+
+/* The variant's real cubin: the size of its static shared section and its static bytes. */
+static int cubin_layout(nvfp4jit_ctx *ctx, emu_variant *ev, char *err, size_t errn) {
+    nvfp4jit_kernel *k = NULL;
+    if (nvfp4jit_compile(ctx, &ev->v, &k) != NVFP4JIT_OK) {
+        snprintf(err, errn, "compile: %s", nvfp4jit_last_error(ctx));
+        return -1;
+    }
+    const void *cubin;
+    size_t n;
+    nvfp4jit_resources res;
+    if (nvfp4jit_kernel_artifact(k, NVFP4JIT_ARTIFACT_CUBIN, &cubin, &n) != NVFP4JIT_OK ||
+        nvfp4jit_kernel_resources(k, &res) != NVFP4JIT_OK) {
+        snprintf(err, errn, "no cubin/resources");
+        return -1;
+    }
+    long s = emu_elf_section_size(cubin, n, ".nv.shared." NJ_KERNEL_NAME);
+    if (s < 0) {
+        snprintf(err, errn, "no .nv.shared." NJ_KERNEL_NAME " section in the cubin");
+        return -1;
+    }
+    ev->section = (uint32_t)s;
+    ev->static_bytes = (uint32_t)res.shared_static_bytes;
+    return 0;
+}
+
+/* Render the variant with EMU=1 (the parameters nj_render passes, plus EMU) and build it. */
+static int build_variant(nvfp4jit_ctx *ctx, const char *dir, emu_variant *ev, char *err,
+                         size_t errn) {
+    const family *f = fam_get(ev->v.arch);
+    tmpl_param p[48];
+    int n = 0;
+    p[n++] = (tmpl_param){"ARCH", 1, 0, f->arch_name};
+    p[n++] = (tmpl_param){"BLOCK_M", 0, ev->v.block_m, NULL};
+    p[n++] = (tmpl_param){"BLOCK_N", 0, ev->v.block_n, NULL};
+    p[n++] = (tmpl_param){"BLOCK_K", 0, ev->v.block_k, NULL};
+    p[n++] = (tmpl_param){"STAGES", 0, ev->v.stages, NULL};
+    p[n++] = (tmpl_param){"SWAP_AB", 0, ev->v.swap_ab, NULL};
+    p[n++] = (tmpl_param){"STRATEGY", 0, ev->v.strategy, NULL};
+    p[n++] = (tmpl_param){"THREADS", 0, f->threads(&ev->v), NULL};
+    p[n++] = (tmpl_param){"DYN_SMEM", 0, (long long)f->dyn_smem(&ev->v), NULL};
+    p[n++] = (tmpl_param){"KERNEL_NAME", 1, 0, NJ_KERNEL_NAME};
+    if (f->params) n += f->params(&ev->v, p + n, 40 - n);
+    p[n++] = (tmpl_param){"EMU", 0, 1, NULL};
+    nj_buf src;
+    nj_buf_init(&src);
+    if (tmpl_render(ctx, ctx->lua, f->template_name, p, n, &src) != NVFP4JIT_OK) {
+        snprintf(err, errn, "render: %s", nvfp4jit_last_error(ctx));
+        nj_buf_free(&src);
+        return -1;
+    }
+    if (strstr(src.data, "asm")) {
+        snprintf(err, errn, "the EMU render still contains inline asm");
+        nj_buf_free(&src);
+        return -1;
+    }
+    char tag[128];
+    snprintf(tag, sizeof tag, "%dx%dx%d_s%d", ev->v.block_m, ev->v.block_n, ev->v.block_k,
+             ev->v.stages);
+    int rc = emu_kernel_build(src.data, src.len, dir, tag, NJ_KERNEL_NAME, &ev->k, err, errn);
+    nj_buf_free(&src);
+    return rc;
+}
+
+/* ---- problem sets ----------------------------------------------------------------------- */
+typedef struct hgroup {
+    int64_t m, n, k;
+    uint8_t *a, *b, *sfa, *sfb;
+    uint16_t *c; /* with GUARD elements on both sides */
+} hgroup;
+#define GUARD 64
+#define MAXG 8
+
+static int scale_cap_k(int64_t k) {
+    int e = 0;
+    while ((64LL << (2 * e)) < k) e++;
+    return -1 - e;
+}
+
+static void set_make(hgroup *g, const int64_t (*shapes)[3], size_t n, uint64_t seed) {
+    ref_rng r;
+    ref_rng_seed(&r, seed);
+    for (size_t i = 0; i < n; i++) {
+        hgroup *h = &g[i];
+        memset(h, 0, sizeof *h);
+        h->m = shapes[i][0];
+        h->n = shapes[i][1];
+        h->k = shapes[i][2];
+        /* buffers of exactly the contract's size (16-byte aligned for TMA and bulk copies) */
+        h->a = aligned_alloc(256, (size_t)(h->m * h->k / 2 + 256) / 256 * 256);
+        h->b = aligned_alloc(256, (size_t)(h->n * h->k / 2 + 256) / 256 * 256);
+        h->sfa = aligned_alloc(256, (ref_sf_bytes(h->m, h->k) + 256) / 256 * 256);
+        h->sfb = aligned_alloc(256, (ref_sf_bytes(h->n, h->k) + 256) / 256 * 256);
+        h->c = malloc(((size_t)(h->m * h->n) + 2 * GUARD) * 2);
+        if (!h->a || !h->b || !h->sfa || !h->sfb || !h->c) abort();
+        ref_fill_packed(&r, h->a, h->m, h->k);
+        ref_fill_packed(&r, h->b, h->n, h->k);
+        /* one operand over the whole scale range (subnormal..448), the other capped so sums
+         * stay inside fp16; which one alternates by group */
+        int cap = scale_cap_k(h->k);
+        ref_fill_scales(&r, h->sfa, h->m, h->k, i % 2 ? cap : 8);
+        ref_fill_scales(&r, h->sfb, h->n, h->k, i % 2 ? 8 : cap);
+        memset(h->c, 0xFF, ((size_t)(h->m * h->n) + 2 * GUARD) * 2); /* fp16 NaN */
+    }
+}
+
+static void set_free(hgroup *g, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        free(g[i].a);
+        free(g[i].b);
+        free(g[i].sfa);
+        free(g[i].sfb);
+        free(g[i].c);
+    }
+}
+
+/* DESIGN.md tolerance plus the fp32 accumulation allowance (README "Numerics"). */
+static int64_t set_check(const hgroup *g, size_t n, const char *label) {
+    int64_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        const hgroup *h = &g[i];
+        for (int e = 0; e < GUARD; e++)
+            if (h->c[e] != 0xFFFF || h->c[GUARD + h->m * h->n + e] != 0xFFFF) {
+                fprintf(stderr, "  %s group %zu: write outside C\n", label, i);
+                bad++;
+                break;
+            }
+        if (h->m == 0) continue;
+        size_t cnt = (size_t)(h->m * h->n);
+        uint16_t *ref = malloc(cnt * 2);
+        double *abs_sum = malloc(cnt * sizeof *abs_sum);
+        if (!ref || !abs_sum) abort();
+        ref_gemm(h->a, h->sfa, h->b, h->sfb, h->m, h->n, h->k, ref, 1);
+        ref_gemm_abs(h->a, h->sfa, h->b, h->sfb, h->m, h->n, h->k, abs_sum);
+        const uint16_t *out = h->c + GUARD;
+        int64_t nb = 0, first = -1;
+        for (size_t e = 0; e < cnt; e++) {
+            double o = ref_f16_to_double(out[e]), r = ref_f16_to_double(ref[e]);
+            int ok;
+            if (isnan(o) || isnan(r)) ok = 0;
+            else if (o == r) ok = 1;
+            else if (isinf(o) || isinf(r)) ok = 0;
+            else
+                ok = fabs(o - r) <= 1e-3 + 1e-3 * fabs(r) +
+                                        ((double)h->k / 16 + 4) / 16777216.0 * abs_sum[e];
+            if (!ok && nb++ == 0) first = (int64_t)e;
+        }
+        if (nb) {
+            fprintf(stderr, "  %s group %zu (%lldx%lldx%lld): %lld bad, first (%lld,%lld) got %g want %g\n",
+                    label, i, (long long)h->m, (long long)h->n, (long long)h->k, (long long)nb,
+                    (long long)(first / h->n), (long long)(first % h->n),
+                    ref_f16_to_double(out[first]), ref_f16_to_double(ref[first]));
+            bad += nb;
+        }
+        free(ref);
+        free(abs_sum);
+    }
+    return bad;
+}
+
+/* Run one problem set on one variant. @return mismatching elements, or -1 on an emulator
+ * error (printed). */
+static int64_t run_set(nvfp4jit_ctx *ctx, emu_variant *ev, const int64_t (*shapes)[3],
+                       size_t n, uint64_t seed, int lazy, emu_stats *st, char *err,
+                       size_t errn) {
+    hgroup g[MAXG];
+    nvfp4jit_group pg[MAXG];
+    set_make(g, shapes, n, seed);
+    for (size_t i = 0; i < n; i++) {
+        pg[i] = (nvfp4jit_group){g[i].m, g[i].n, g[i].k, (uint64_t)(uintptr_t)g[i].a,
+                                 (uint64_t)(uintptr_t)g[i].b, (uint64_t)(uintptr_t)g[i].sfa,
+                                 (uint64_t)(uintptr_t)g[i].sfb, (uint64_t)(uintptr_t)(g[i].c + GUARD)};
+        if (!g[i].m) pg[i].a = pg[i].b = pg[i].sfa = pg[i].sfb = pg[i].c = 0;
+    }
+    const family *f = fam_get(ev->v.arch);
+    drv_api api = stub_api();
+    size_t bs = f->blob_size(&ev->v, pg, n);
+    unsigned char *blob = aligned_alloc(256, (bs + 255) / 256 * 256);
+    fam_launch fl;
+    memset(&fl, 0, sizeof fl);
+    int64_t bad = -1;
+    if (!blob) abort();
+    if (f->blob_fill(ctx, &api, &ev->v, pg, n, blob, (uint64_t)(uintptr_t)blob, 0, &fl) !=
+        NVFP4JIT_OK) {
+        snprintf(err, errn, "blob_fill: %s", nvfp4jit_last_error(ctx));
+    } else {
+        emu_launch l = {fl.num_ctas, fl.threads, fl.dyn_smem, ev->section, ev->static_bytes, lazy};
+        if (emu_run(&ev->k, &l, blob, st, err, errn) == 0) bad = set_check(g, n, ev->name);
+    }
+    free(blob);
+    set_free(g, n);
+    return bad;
+}
+
+/* fixed sets: tails on M (M < 128, M % 128 != 0, M = 0), N (multiple of 8, not of 64), K
+ * (multiple of 64, not of BLOCK_K; K < BLOCK_K) and several groups */
+static const int64_t set_a[][3] = {{200, 136, 320}, {0, 64, 128}, {1, 8, 64}, {130, 72, 192}};
+static const int64_t set_b[][3] = {{128, 128, 512}, {64, 200, 384}, {257, 64, 256}};
+static const int64_t set_c[][3] = {{77, 24, 448}, {0, 128, 256}, {128, 264, 64}};
+
+static void random_set(ref_rng *r, int64_t (*s)[3], size_t *n) {
+    *n = 2 + ref_rng_next(r) % 3;
+    for (size_t i = 0; i < *n; i++) {
+        s[i][0] = (int64_t)(ref_rng_next(r) % 6 == 0 ? 0 : ref_rng_next(r) % 300 + 1);
+        s[i][1] = (int64_t)(ref_rng_next(r) % 33 + 1) * 8;
+        s[i][2] = (int64_t)(ref_rng_next(r) % 10 + 1) * 64;
+    }
+}
+
+static uint64_t seed_now(void) {
+    const char *s = getenv("NVFP4JIT_EMU_SEED");
+    if (s && *s) return strtoull(s, NULL, 0);
+    return (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+}
+
+static nvfp4jit_ctx *mkctx(void) {
+    nvfp4jit_ctx_options o = {0};
+    o.disable_disk_cache = getenv("NVFP4JIT_CACHE_DIR") ? 0 : 1;
+    nvfp4jit_ctx *c = NULL;
+    nvfp4jit_ctx_create(&o, &c);
+    return c;
+}
+
+/* Every valid sm_100a variant x (3 fixed sets + 1 fresh random set), copies landing lazily,
+ * and set A once more with copies landing eagerly. */
+static void t_variants(void) {
+    nvfp4jit_ctx *ctx = mkctx();
+    REQUIRE(ctx);
+    nvfp4jit_variant vs[64];
+    size_t nv = 0;
+    REQUIRE(nvfp4jit_variant_space(NVFP4JIT_ARCH_SM100A, vs, 64, &nv) == NVFP4JIT_OK);
+    REQUIRE(nv > 0 && nv <= 64);
+    const char *dir0 = tu_tmpdir();
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", dir0);
+    uint64_t seed = seed_now();
+    printf("  emu seed %llu (NVFP4JIT_EMU_SEED=%llu reproduces)\n", (unsigned long long)seed,
+           (unsigned long long)seed);
+    ref_rng rr;
+    ref_rng_seed(&rr, seed);
+    long long sets = 0, mismatches = 0, errors = 0;
+    emu_stats st;
+    memset(&st, 0, sizeof st);
+    char err[2048];
+    for (size_t i = 0; i < nv; i++) {
+        emu_variant ev;
+        memset(&ev, 0, sizeof ev);
+        ev.v = vs[i];
+        nvfp4jit_variant_format(&ev.v, ev.name, sizeof ev.name);
+        const char *only = getenv("NVFP4JIT_EMU_ONLY"); /* for iterating: a name substring */
+        if (only && *only && !strstr(ev.name, only)) continue;
+        if (cubin_layout(ctx, &ev, err, sizeof err) || build_variant(ctx, dir, &ev, err, sizeof err)) {
+            fprintf(stderr, "  %s: %s\n", ev.name, err);
+            errors++;
+            continue;
+        }
+        int64_t rs[4][3];
+        size_t rn;
+        random_set(&rr, rs, &rn);
+        struct {
+            const int64_t (*s)[3];
+            size_t n;
+            int lazy;
+        } runs[] = {{set_a, 4, 1}, {set_b, 3, 1}, {set_c, 3, 1}, {(const int64_t(*)[3])rs, rn, 1},
+                    {set_a, 4, 0}};
+        for (size_t j = 0; j < sizeof runs / sizeof runs[0]; j++) {
+            int64_t bad = run_set(ctx, &ev, runs[j].s, runs[j].n, ref_rng_next(&rr), runs[j].lazy,
+                                  &st, err, sizeof err);
+            sets++;
+            if (bad < 0) {
+                fprintf(stderr, "  %s set %zu: %s\n", ev.name, j, err);
+                errors++;
+            } else {
+                mismatches += bad;
+            }
+        }
+        emu_kernel_close(&ev.k);
+    }
+    printf("emu: %zu variants, %lld problem sets, %lld mismatches%s\n", nv, sets, mismatches,
+           errors ? " (and emulator errors above)" : "");
+    printf("  (%llu CTAs, %llu TMA boxes, %llu bulk copies, %llu tcgen05.cp, %llu MMAs, %llu "
+           "tcgen05.ld)\n", st.ctas, st.tma, st.bulk, st.cp, st.mma, st.ld);
+    CHECK(errors == 0);
+    CHECK(mismatches == 0);
+    tu_rmtree(dir);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+const test_case tests_emu[] = {
+    {"variants", t_variants},
+    {NULL, NULL},
+};
