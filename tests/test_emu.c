@@ -256,8 +256,51 @@ static nvfp4jit_ctx *mkctx(void) {
     return c;
 }
 
-/* Every valid sm_100a variant x (3 fixed sets + 1 fresh random set), copies landing lazily,
- * and set A once more with copies landing eagerly. */
+typedef struct emu_totals {
+    long long variants, sets, mismatches, errors;
+    char first_err[2048];
+    emu_stats st;
+} emu_totals;
+
+/* Build one variant and run it over 3 fixed sets + 1 fresh random set with copies landing
+ * lazily, and set A once more with copies landing eagerly. */
+static void run_variant(nvfp4jit_ctx *ctx, const char *dir, const nvfp4jit_variant *v,
+                        ref_rng *rr, emu_totals *t) {
+    char err[2048];
+    emu_variant ev;
+    memset(&ev, 0, sizeof ev);
+    ev.v = *v;
+    nvfp4jit_variant_format(&ev.v, ev.name, sizeof ev.name);
+    t->variants++;
+    if (cubin_layout(ctx, &ev, err, sizeof err) || build_variant(ctx, dir, &ev, err, sizeof err)) {
+        fprintf(stderr, "  %s: %s\n", ev.name, err);
+        if (!t->errors++) snprintf(t->first_err, sizeof t->first_err, "%s", err);
+        return;
+    }
+    int64_t rs[4][3];
+    size_t rn;
+    random_set(rr, rs, &rn);
+    struct {
+        const int64_t (*s)[3];
+        size_t n;
+        int lazy;
+    } runs[] = {{set_a, 4, 1}, {set_b, 3, 1}, {set_c, 3, 1}, {(const int64_t(*)[3])rs, rn, 1},
+                {set_a, 4, 0}};
+    for (size_t j = 0; j < sizeof runs / sizeof runs[0]; j++) {
+        int64_t bad = run_set(ctx, &ev, runs[j].s, runs[j].n, ref_rng_next(rr), runs[j].lazy,
+                              &t->st, err, sizeof err);
+        t->sets++;
+        if (bad < 0) {
+            fprintf(stderr, "  %s set %zu: %s\n", ev.name, j, err);
+            if (!t->errors++) snprintf(t->first_err, sizeof t->first_err, "%s", err);
+        } else {
+            t->mismatches += bad;
+        }
+    }
+    emu_kernel_close(&ev.k);
+}
+
+/* Every valid sm_100a variant (NVFP4JIT_EMU_ONLY=substring narrows it while iterating). */
 static void t_variants(void) {
     nvfp4jit_ctx *ctx = mkctx();
     REQUIRE(ctx);
@@ -273,55 +316,122 @@ static void t_variants(void) {
            (unsigned long long)seed);
     ref_rng rr;
     ref_rng_seed(&rr, seed);
-    long long sets = 0, mismatches = 0, errors = 0;
-    emu_stats st;
-    memset(&st, 0, sizeof st);
-    char err[2048];
+    emu_totals t;
+    memset(&t, 0, sizeof t);
+    const char *only = getenv("NVFP4JIT_EMU_ONLY");
     for (size_t i = 0; i < nv; i++) {
-        emu_variant ev;
-        memset(&ev, 0, sizeof ev);
-        ev.v = vs[i];
-        nvfp4jit_variant_format(&ev.v, ev.name, sizeof ev.name);
-        const char *only = getenv("NVFP4JIT_EMU_ONLY"); /* for iterating: a name substring */
-        if (only && *only && !strstr(ev.name, only)) continue;
-        if (cubin_layout(ctx, &ev, err, sizeof err) || build_variant(ctx, dir, &ev, err, sizeof err)) {
-            fprintf(stderr, "  %s: %s\n", ev.name, err);
-            errors++;
-            continue;
-        }
-        int64_t rs[4][3];
-        size_t rn;
-        random_set(&rr, rs, &rn);
-        struct {
-            const int64_t (*s)[3];
-            size_t n;
-            int lazy;
-        } runs[] = {{set_a, 4, 1}, {set_b, 3, 1}, {set_c, 3, 1}, {(const int64_t(*)[3])rs, rn, 1},
-                    {set_a, 4, 0}};
-        for (size_t j = 0; j < sizeof runs / sizeof runs[0]; j++) {
-            int64_t bad = run_set(ctx, &ev, runs[j].s, runs[j].n, ref_rng_next(&rr), runs[j].lazy,
-                                  &st, err, sizeof err);
-            sets++;
-            if (bad < 0) {
-                fprintf(stderr, "  %s set %zu: %s\n", ev.name, j, err);
-                errors++;
-            } else {
-                mismatches += bad;
-            }
-        }
-        emu_kernel_close(&ev.k);
+        char name[96];
+        nvfp4jit_variant_format(&vs[i], name, sizeof name);
+        if (only && *only && !strstr(name, only)) continue;
+        run_variant(ctx, dir, &vs[i], &rr, &t);
     }
-    printf("emu: %zu variants, %lld problem sets, %lld mismatches%s\n", nv, sets, mismatches,
-           errors ? " (and emulator errors above)" : "");
+    printf("emu: %lld variants, %lld problem sets, %lld mismatches%s\n", t.variants, t.sets,
+           t.mismatches, t.errors ? " (and emulator errors above)" : "");
     printf("  (%llu CTAs, %llu TMA boxes, %llu bulk copies, %llu tcgen05.cp, %llu MMAs, %llu "
-           "tcgen05.ld)\n", st.ctas, st.tma, st.bulk, st.cp, st.mma, st.ld);
-    CHECK(errors == 0);
-    CHECK(mismatches == 0);
+           "tcgen05.ld)\n", t.st.ctas, t.st.tma, t.st.bulk, t.st.cp, t.st.mma, t.st.ld);
+    if (!only || !*only) CHECKF(t.variants == (long long)nv, "ran %lld of %zu", t.variants, nv);
+    CHECK(t.errors == 0);
+    CHECK(t.mismatches == 0);
     tu_rmtree(dir);
     nvfp4jit_ctx_destroy(ctx);
 }
 
+/* The current template with one text replaced, in a temp NVFP4JIT_TEMPLATE_DIR, run on the
+ * emulator for the given variants. @return the totals (t->errors, t->mismatches). */
+static int run_mutant(const char *from, const char *to, const char *const *variants, size_t nvar,
+                      emu_totals *t) {
+    memset(t, 0, sizeof *t);
+    const char *text;
+    size_t len;
+    nj_buf scratch, mut;
+    nj_buf_init(&scratch);
+    nj_buf_init(&mut);
+    if (tmpl_find("sm100a_grouped.cu", &text, &len, &scratch)) return -1;
+    const char *hit = strstr(text, from);
+    if (!hit || strstr(hit + 1, from)) { /* exactly once */
+        nj_buf_free(&scratch);
+        return -1;
+    }
+    nj_buf_append(&mut, text, (size_t)(hit - text));
+    nj_buf_puts(&mut, to);
+    nj_buf_puts(&mut, hit + strlen(from));
+    char dir[4096], path[8300];
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
+    snprintf(path, sizeof path, "%s/sm100a_grouped.cu", dir);
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    fwrite(mut.data, 1, mut.len, f);
+    fclose(f);
+    nj_buf_free(&scratch);
+    nj_buf_free(&mut);
+    const char *old = getenv("NVFP4JIT_TEMPLATE_DIR");
+    char saved[4096] = "";
+    if (old) snprintf(saved, sizeof saved, "%s", old);
+    setenv("NVFP4JIT_TEMPLATE_DIR", dir, 1);
+    nvfp4jit_ctx *ctx = mkctx();
+    ref_rng rr;
+    ref_rng_seed(&rr, seed_now());
+    for (size_t i = 0; ctx && i < nvar; i++) {
+        nvfp4jit_variant v;
+        if (nvfp4jit_variant_parse(variants[i], &v) == NVFP4JIT_OK) run_variant(ctx, dir, &v, &rr, t);
+    }
+    nvfp4jit_ctx_destroy(ctx);
+    if (old) setenv("NVFP4JIT_TEMPLATE_DIR", saved, 1);
+    else unsetenv("NVFP4JIT_TEMPLATE_DIR");
+    tu_rmtree(dir);
+    return 0;
+}
+
+/* The template before issue 9 part 1 (no run-time round-up of the dynamic shared base): the
+ * cubin's static section puts the tiles 0x430-0x490 bytes in, and the emulator must refuse
+ * the first TMA load. One variant per BLOCK_N x BLOCK_K, stages spread. */
+static void t_old_template(void) {
+    static const char *vars[] = {"sm100a:128x64x256:s6", "sm100a:128x128x256:s2",
+                                 "sm100a:128x64x128:s7", "sm100a:128x128x128:s4"};
+    emu_totals t;
+    printf("  (the emulator errors printed below are expected)\n");
+    REQUIRE(run_mutant("const int smem = (smem_raw + 1023) & ~1023;", "const int smem = smem_raw;",
+                       vars, 4, &t) == 0);
+    CHECKF(t.errors == 4 * 5, "%lld of %d runs refused", t.errors, 4 * 5);
+    CHECKF(strstr(t.first_err, "not 128-byte aligned") != NULL, "first error: %s", t.first_err);
+    printf("  pre-fix template: %lld of %lld runs refused, e.g. \"%s\"\n", t.errors, t.sets,
+           t.first_err);
+}
+
+/* Seeded defects the emulator must catch, each on one variant (wrong results or an error). */
+static void t_mutants(void) {
+    static const struct {
+        const char *what, *from, *to, *variant;
+    } m[] = {
+        {"B scales of the second 64-row tile", "const int sfb_lane = (off_n % 128) / 32;",
+         "const int sfb_lane = 0;", "sm100a:128x64x256:s3"},
+        {"instruction descriptor N", "((u32)${BLOCK_N} >> 3U << 17U)", "((u32)${BLOCK_N} >> 4U << 17U)",
+         "sm100a:128x128x128:s2"},
+        {"descriptor stride byte offset", "(desc_encode(8 * ${SW}) << 32ULL)",
+         "(desc_encode(4 * ${SW}) << 32ULL)", "sm100a:128x64x128:s2"},
+        {"swizzle layout type", "local LAYOUT = (SW == 128) and 2 or 4",
+         "local LAYOUT = (SW == 128) and 4 or 2", "sm100a:128x128x256:s2"},
+        {"expect_tx of a partial k-tile", "${A_SIZE + B_SIZE} + 2 * nsub * 512",
+         "${A_SIZE + B_SIZE} + 2 * ${SUB} * 512", "sm100a:128x64x256:s2"},
+        {"producer does not wait for the MMA", "if (it >= ${STAGES}) mbarrier_wait(",
+         "if (0) mbarrier_wait(", "sm100a:128x64x128:s2"},
+        {"epilogue does not wait for the MMAs", "mbarrier_wait(done_mbar, 0);", "",
+         "sm100a:128x128x128:s3"},
+        {"tcgen05.ld from another warp's lanes", "tmem_ld(t, warp_id * 32 + m0 * 16",
+         "tmem_ld(t, ((warp_id + 1) % 4) * 32 + m0 * 16", "sm100a:128x64x256:s4"},
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        emu_totals t;
+        REQUIRE(run_mutant(m[i].from, m[i].to, &m[i].variant, 1, &t) == 0);
+        CHECKF(t.errors + t.mismatches > 0, "not caught: %s", m[i].what);
+        printf("  mutant \"%s\": %lld runs refused, %lld mismatches\n", m[i].what, t.errors,
+               t.mismatches);
+    }
+}
+
 const test_case tests_emu[] = {
     {"variants", t_variants},
+    {"old_template", t_old_template},
+    {"mutants", t_mutants},
     {NULL, NULL},
 };
