@@ -87,4 +87,9 @@ int emu_run(const emu_kernel *k, const emu_launch *l, const unsigned char *blob,
 /* Size of section `name` in an ELF64 image, or -1. */
 long emu_elf_section_size(const void *elf, size_t n, const char *name);
 
+/* The TMA probe (emu_probe.c): compiles everywhere; runs on a GPU of compute capability 9.0
+ * and compares the shared bytes of real TMA loads with emu_tma_box_2d. Test bodies. */
+void emu_probe_compile_test(void);
+void emu_probe_run(void);
+
 #endif

@@ -429,9 +429,88 @@ static void t_mutants(void) {
     }
 }
 
+/* The TMA model against the PTX ISA's swizzle tables ("Swizzling modes": 16-byte cell c of
+ * 128-byte line i of the pattern lands at cell c ^ (i % rows of the pattern)), out-of-bounds
+ * zero fill, the full-box byte count, and the 128-byte destination rule. */
+static void t_tma_model(void) {
+    static uint8_t g[64 * 256] __attribute__((aligned(256)));
+    for (int i = 0; i < 64 * 256; i++) g[i] = (uint8_t)(1 + i % 251);
+    static uint8_t smem[8192];
+    static const struct {
+        CUtensorMapSwizzle sw;
+        int span, lines; /* pattern rows */
+    } modes[] = {{CU_TENSOR_MAP_SWIZZLE_128B, 128, 8}, {CU_TENSOR_MAP_SWIZZLE_64B, 64, 4},
+                 {CU_TENSOR_MAP_SWIZZLE_32B, 32, 2}};
+    char err[256];
+    for (size_t mi = 0; mi < 3; mi++) {
+        int span = modes[mi].span;
+        cuuint64_t dims[2] = {200, 64}, str[1] = {256};
+        cuuint32_t box[2] = {(cuuint32_t)span, 16}, es[2] = {1, 1};
+        CUtensorMap tm;
+        REQUIRE(emu_encode_tiled(&tm, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, g, dims, str, box, es,
+                                 CU_TENSOR_MAP_INTERLEAVE_NONE, modes[mi].sw,
+                                 CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS);
+        emu_tmap m;
+        memcpy(&m, &tm, sizeof m);
+        for (uint32_t dst = 1024; dst < 2048; dst += 128) {
+            memset(smem, 0xEE, sizeof smem);
+            long n = emu_tma_box_2d(&m, 8, 4, smem, sizeof smem, dst, err, sizeof err);
+            REQUIRE(n == span * 16);
+            for (int r = 0; r < 16; r++)
+                for (int b = 0; b < span; b++) {
+                    uint32_t logical = dst + (uint32_t)(r * span + b);
+                    uint32_t line = logical / 128, cell = (logical % 128) / 16;
+                    uint32_t phys = line * 128 + ((cell ^ (line % (uint32_t)modes[mi].lines)) * 16) +
+                                    logical % 16;
+                    CHECK(smem[phys] == g[(4 + r) * 256 + 8 + b]);
+                }
+        }
+        /* partly out of bounds (columns 192..199 of 200 exist, rows 60..63 of 64): zeros, full
+         * byte count */
+        memset(smem, 0xEE, sizeof smem);
+        long n = emu_tma_box_2d(&m, 192, 60, smem, sizeof smem, 0, err, sizeof err);
+        CHECK(n == span * 16);
+        for (int r = 0; r < 16; r++)
+            for (int b = 0; b < span; b++) {
+                uint8_t v = smem[emu_swizzle((uint32_t)(r * span + b), span)];
+                int in = 192 + b < 200 && 60 + r < 64;
+                CHECK(v == (in ? g[(60 + r) * 256 + 192 + b] : 0));
+            }
+        CHECK(emu_tma_box_2d(&m, 0, 0, smem, sizeof smem, 0x430, err, sizeof err) < 0);
+        CHECK(strstr(err, "not 128-byte aligned") != NULL);
+    }
+    /* 4-bit elements (16U4_ALIGN8B): packed, out of bounds per element */
+    cuuint64_t dims[2] = {100, 3}, str[1] = {64};
+    cuuint32_t box[2] = {128, 4}, es[2] = {1, 1};
+    CUtensorMap tm;
+    REQUIRE(emu_encode_tiled(&tm, CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B, 2, g, dims, str, box, es,
+                             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_64B,
+                             CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS);
+    emu_tmap m;
+    memcpy(&m, &tm, sizeof m);
+    memset(smem, 0xEE, sizeof smem);
+    CHECK(emu_tma_box_2d(&m, 0, 0, smem, sizeof smem, 0, err, sizeof err) == 64 * 4);
+    for (int r = 0; r < 4; r++)
+        for (int b = 0; b < 64; b++) {
+            uint8_t want = r < 3 && b < 50 ? g[r * 64 + b] : 0;
+            CHECK(smem[emu_swizzle((uint32_t)(r * 64 + b), 64)] == want);
+        }
+    /* the recording stub refuses what cuTensorMapEncodeTiled refuses */
+    cuuint32_t big[2] = {256, 4};
+    CHECK(emu_encode_tiled(&tm, CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B, 2, g, dims, str, big, es,
+                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_64B,
+                           CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_ERROR_INVALID_VALUE);
+}
+
 const test_case tests_emu[] = {
+    {"tma_model", t_tma_model},
     {"variants", t_variants},
     {"old_template", t_old_template},
     {"mutants", t_mutants},
+    {"tma_probe_compile", emu_probe_compile_test},
+    {"tma_probe", emu_probe_run},
     {NULL, NULL},
 };
