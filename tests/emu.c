@@ -232,6 +232,7 @@ typedef struct ethread {
     int addr, parity;
     unsigned gen;
     int nstatic;
+    unsigned nld;
 } ethread;
 
 typedef struct embar {
@@ -274,6 +275,7 @@ static struct {
     int tmem_cols, tmem_base, tmem_freed, relinquished;
     unsigned coll[MAX_THREADS / 32][C_N];
     int coll_arg[MAX_THREADS / 32][C_N];
+    int ld_addr[MAX_THREADS / 32][64];
     int failed;
     char *err;
     size_t errn;
@@ -445,6 +447,18 @@ static void e_arrive_expect_tx(int addr, int bytes) {
 
 static void e_nop(void) {}
 
+/* global reads must stay inside one of the launch's buffers, when it names them */
+static void check_global(const void *p, size_t n, const char *what) {
+    if (!G.l->nranges) return;
+    const uint8_t *q = p;
+    for (int i = 0; i < G.l->nranges; i++) {
+        const uint8_t *b = G.l->ranges[i].p;
+        if (q >= b && q + n <= b + G.l->ranges[i].n) return;
+    }
+    fail("%s reads global %p..%p, outside every buffer of the problem set", what, p,
+         (const void *)(q + n));
+}
+
 static void queue_copy(ecopy *c) {
     /* destination checks at issue time: where the hardware would fault */
     for (int i = 0; i < G.nmb; i++)
@@ -470,6 +484,7 @@ static void e_bulk_g2s(int dst, const void *src, int size, int mbar, unsigned lo
         fail("cp.async.bulk dst 0x%x src %p size %d: needs 16-byte alignment and size", dst, src,
              size);
     check_range((uint32_t)dst, (uint32_t)size, 1, "cp.async.bulk destination");
+    check_global(src, (size_t)size, "cp.async.bulk");
     ecopy *c = calloc(1, sizeof *c);
     if (!c) abort();
     c->dst = (uint32_t)dst;
@@ -488,6 +503,9 @@ static void e_tma_2d_g2s(int dst, const void *tmap, int x, int y, int mbar,
     memcpy(&c->map, tmap, sizeof c->map);
     if (c->map.magic != EMU_TMAP_MAGIC) fail("tensor map at %p was never encoded", tmap);
     int bits = dtype_bits(c->map.dtype);
+    check_global((const void *)(uintptr_t)c->map.addr,
+                 (size_t)((c->map.dims[1] - 1) * c->map.stride1 + (c->map.dims[0] * (uint64_t)bits + 7) / 8),
+                 "the tensor map's extent");
     c->tensor = 1;
     c->dst = (uint32_t)dst;
     c->size = (int)((size_t)c->map.box[0] * c->map.box[1] * (size_t)bits / 8);
@@ -710,6 +728,13 @@ static void e_commit(int mbar) {
 static void e_ld_16x256b(float *t, int nrep, int taddr) {
     int lane0 = taddr >> 16, col = taddr & 0xFFFF, w = G.cur / 32, l = G.cur % 32;
     int q = (w % 4) * 32;
+    /* .sync.aligned: the k-th tcgen05.ld of every lane of a warp has the same address */
+    unsigned k = G.th[G.cur].nld++;
+    if (k < 64) {
+        if (l == 0) G.ld_addr[w][k] = taddr;
+        else if (G.ld_addr[w][k] != taddr)
+            fail("lanes of warp %d disagree on the address of tcgen05.ld #%u", w, k);
+    }
     if (lane0 < q || lane0 + 16 > q + 32)
         fail("tcgen05.ld.16x256b of lanes %d..%d by warp %d (may access lanes %d..%d only)",
              lane0, lane0 + 15, w, q, q + 31);
@@ -778,6 +803,17 @@ static void deadlock(void) {
     G.failed = 1;
 }
 
+/* separate (getcontext returns twice: no loop variable of the caller may live across it) */
+static __attribute__((noinline)) void init_thread(unsigned i) {
+    ethread *t = &G.th[i];
+    memset(t, 0, sizeof *t);
+    getcontext(&t->uc);
+    t->uc.uc_stack.ss_sp = G.stacks + (size_t)i * STACK_SIZE;
+    t->uc.uc_stack.ss_size = STACK_SIZE;
+    t->uc.uc_link = &G.sched;
+    makecontext(&t->uc, trampoline, 0);
+}
+
 static int run_cta(void) {
     G.nmb = 0;
     G.pend = NULL;
@@ -790,15 +826,7 @@ static int run_cta(void) {
     memset(G.coll, 0, sizeof G.coll);
     memset(G.smem, 0xFF, G.smem_size);          /* poison: 0xFF scales are NaN */
     memset(G.tmem, 0xFF, sizeof(uint32_t) * 128 * 512);
-    for (unsigned i = 0; i < G.nthreads; i++) {
-        ethread *t = &G.th[i];
-        memset(t, 0, sizeof *t);
-        getcontext(&t->uc);
-        t->uc.uc_stack.ss_sp = G.stacks + (size_t)i * STACK_SIZE;
-        t->uc.uc_stack.ss_size = STACK_SIZE;
-        t->uc.uc_link = &G.sched;
-        makecontext(&t->uc, trampoline, 0);
-    }
+    for (unsigned i = 0; i < G.nthreads; i++) init_thread(i);
     for (;;) {
         int live = 0, ran = 0;
         for (unsigned i = 0; i < G.nthreads && !G.failed; i++) {

@@ -67,12 +67,21 @@ int emu_kernel_build(const char *src, size_t len, const char *dir, const char *t
                      const char *name, emu_kernel *k, char *err, size_t errn);
 void emu_kernel_close(emu_kernel *k);
 
+/* A global buffer the kernel may read (bulk-copy sources and tensor-map extents are checked
+ * against these when any are given). */
+typedef struct emu_range {
+    const void *p;
+    size_t n;
+} emu_range;
+
 typedef struct emu_launch {
     unsigned num_ctas, threads;
     size_t dyn_smem;
     uint32_t static_section; /* size of .nv.shared.<kernel> in the cubin: the dynamic base */
     uint32_t static_bytes;   /* the kernel's own static shared bytes (resources) */
     int lazy;                /* 1: async copies land at the first wait on their barrier */
+    const emu_range *ranges; /* readable global buffers (NULL: unchecked) */
+    int nranges;
 } emu_launch;
 
 typedef struct emu_stats {

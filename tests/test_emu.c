@@ -219,7 +219,17 @@ static int64_t run_set(nvfp4jit_ctx *ctx, emu_variant *ev, const int64_t (*shape
         NVFP4JIT_OK) {
         snprintf(err, errn, "blob_fill: %s", nvfp4jit_last_error(ctx));
     } else {
-        emu_launch l = {fl.num_ctas, fl.threads, fl.dyn_smem, ev->section, ev->static_bytes, lazy};
+        emu_range rg[4 * MAXG];
+        int nr = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!g[i].m) continue;
+            rg[nr++] = (emu_range){g[i].a, (size_t)(g[i].m * g[i].k / 2)};
+            rg[nr++] = (emu_range){g[i].b, (size_t)(g[i].n * g[i].k / 2)};
+            rg[nr++] = (emu_range){g[i].sfa, ref_sf_bytes(g[i].m, g[i].k)};
+            rg[nr++] = (emu_range){g[i].sfb, ref_sf_bytes(g[i].n, g[i].k)};
+        }
+        emu_launch l = {fl.num_ctas, fl.threads, fl.dyn_smem, ev->section, ev->static_bytes, lazy,
+                        rg, nr};
         if (emu_run(&ev->k, &l, blob, st, err, errn) == 0) bad = set_check(g, n, ev->name);
     }
     free(blob);
@@ -338,8 +348,8 @@ static void t_variants(void) {
 
 /* The current template with one text replaced, in a temp NVFP4JIT_TEMPLATE_DIR, run on the
  * emulator for the given variants. @return the totals (t->errors, t->mismatches). */
-static int run_mutant(const char *from, const char *to, const char *const *variants, size_t nvar,
-                      emu_totals *t) {
+static int run_mutant(const char *from, const char *to, const char *from2, const char *to2,
+                      const char *const *variants, size_t nvar, emu_totals *t) {
     memset(t, 0, sizeof *t);
     const char *text;
     size_t len;
@@ -355,6 +365,21 @@ static int run_mutant(const char *from, const char *to, const char *const *varia
     nj_buf_append(&mut, text, (size_t)(hit - text));
     nj_buf_puts(&mut, to);
     nj_buf_puts(&mut, hit + strlen(from));
+    if (from2) { /* a second replacement, in the first's result */
+        char *h2 = strstr(mut.data, from2);
+        if (!h2) {
+            nj_buf_free(&scratch);
+            nj_buf_free(&mut);
+            return -1;
+        }
+        nj_buf tmp;
+        nj_buf_init(&tmp);
+        nj_buf_append(&tmp, mut.data, (size_t)(h2 - mut.data));
+        nj_buf_puts(&tmp, to2);
+        nj_buf_puts(&tmp, h2 + strlen(from2));
+        nj_buf_free(&mut);
+        mut = tmp;
+    }
     char dir[4096], path[8300];
     snprintf(dir, sizeof dir, "%s", tu_tmpdir());
     snprintf(path, sizeof path, "%s/sm100a_grouped.cu", dir);
@@ -391,38 +416,43 @@ static void t_old_template(void) {
     emu_totals t;
     printf("  (the emulator errors printed below are expected)\n");
     REQUIRE(run_mutant("const int smem = (smem_raw + 1023) & ~1023;", "const int smem = smem_raw;",
-                       vars, 4, &t) == 0);
+                       NULL, NULL, vars, 4, &t) == 0);
     CHECKF(t.errors == 4 * 5, "%lld of %d runs refused", t.errors, 4 * 5);
     CHECKF(strstr(t.first_err, "not 128-byte aligned") != NULL, "first error: %s", t.first_err);
     printf("  pre-fix template: %lld of %lld runs refused, e.g. \"%s\"\n", t.errors, t.sets,
            t.first_err);
 }
 
-/* Seeded defects the emulator must catch, each on one variant (wrong results or an error). */
+/* Seeded defects the emulator must catch, each on one variant (wrong results or an error;
+ * the messages printed are expected). */
 static void t_mutants(void) {
     static const struct {
-        const char *what, *from, *to, *variant;
+        const char *what, *from, *to, *variant, *from2, *to2;
     } m[] = {
         {"B scales of the second 64-row tile", "const int sfb_lane = (off_n % 128) / 32;",
-         "const int sfb_lane = 0;", "sm100a:128x64x256:s3"},
+         "const int sfb_lane = 0;", "sm100a:128x64x256:s3", NULL, NULL},
         {"instruction descriptor N", "((u32)${BLOCK_N} >> 3U << 17U)", "((u32)${BLOCK_N} >> 4U << 17U)",
-         "sm100a:128x128x128:s2"},
+         "sm100a:128x128x128:s2", NULL, NULL},
         {"descriptor stride byte offset", "(desc_encode(8 * ${SW}) << 32ULL)",
-         "(desc_encode(4 * ${SW}) << 32ULL)", "sm100a:128x64x128:s2"},
+         "(desc_encode(4 * ${SW}) << 32ULL)", "sm100a:128x64x128:s2", NULL, NULL},
         {"swizzle layout type", "local LAYOUT = (SW == 128) and 2 or 4",
-         "local LAYOUT = (SW == 128) and 4 or 2", "sm100a:128x128x256:s2"},
+         "local LAYOUT = (SW == 128) and 4 or 2", "sm100a:128x128x256:s2", NULL, NULL},
         {"expect_tx of a partial k-tile", "${A_SIZE + B_SIZE} + 2 * nsub * 512",
-         "${A_SIZE + B_SIZE} + 2 * ${SUB} * 512", "sm100a:128x64x256:s2"},
+         "${A_SIZE + B_SIZE} + 2 * ${SUB} * 512", "sm100a:128x64x256:s2", NULL, NULL},
         {"producer does not wait for the MMA", "if (it >= ${STAGES}) mbarrier_wait(",
-         "if (0) mbarrier_wait(", "sm100a:128x64x128:s2"},
+         "if (0) mbarrier_wait(", "sm100a:128x64x128:s2", NULL, NULL},
         {"epilogue does not wait for the MMAs", "mbarrier_wait(done_mbar, 0);", "",
-         "sm100a:128x128x128:s3"},
+         "sm100a:128x128x128:s3", NULL, NULL},
         {"tcgen05.ld from another warp's lanes", "tmem_ld(t, warp_id * 32 + m0 * 16",
-         "tmem_ld(t, ((warp_id + 1) % 4) * 32 + m0 * 16", "sm100a:128x64x256:s4"},
+         "tmem_ld(t, ((warp_id + 1) % 4) * 32 + m0 * 16", "sm100a:128x64x256:s4", NULL, NULL},
+        {"A scales of a partial k-tile read past the buffer (expect_tx to match)",
+         "bulk_g2s(SFA_s, SFA_base + kb * 512, nsub * 512",
+         "bulk_g2s(SFA_s, SFA_base + kb * 512, ${SUB} * 512", "sm100a:128x64x256:s2",
+         "${A_SIZE + B_SIZE} + 2 * nsub * 512", "${A_SIZE + B_SIZE} + (nsub + ${SUB}) * 512"},
     };
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
         emu_totals t;
-        REQUIRE(run_mutant(m[i].from, m[i].to, &m[i].variant, 1, &t) == 0);
+        REQUIRE(run_mutant(m[i].from, m[i].to, m[i].from2, m[i].to2, &m[i].variant, 1, &t) == 0);
         CHECKF(t.errors + t.mismatches > 0, "not caught: %s", m[i].what);
         printf("  mutant \"%s\": %lld runs refused, %lld mismatches\n", m[i].what, t.errors,
                t.mismatches);
