@@ -634,9 +634,10 @@ static void read_operand(const sdesc *s, int rows, double (*out)[64], const char
              in_row, s->span);
     uint32_t row0 = s->start - in_row, rep = 8u * (uint32_t)s->span;
     if (s->base_off != 0 || row0 % rep)
-        fail("%s: rows start at 0x%x, pattern row %u of the %d-byte swizzle, base offset %d "
-             "(PTX ISA: 0 only when the pattern starts on a %u-byte boundary)",
-             what, row0, (row0 % rep) / (uint32_t)s->span, s->span, s->base_off, rep);
+        fail("%s: rows start at 0x%x, %u bytes into the %u-byte repeat of the %d-byte swizzle, "
+             "descriptor base offset %d (PTX ISA: 0 only when the pattern starts on a %u-byte "
+             "boundary; the emulator models base offset 0 only)",
+             what, row0, row0 % rep, rep, s->span, s->base_off, rep);
     for (int r = 0; r < rows; r++) {
         uint32_t base = s->start + (uint32_t)(r / 8) * s->sbo + (uint32_t)(r % 8) * (uint32_t)s->span;
         for (int b = 0; b < 32; b++) {
