@@ -732,7 +732,7 @@ static void e_ld_16x256b(float *t, int nrep, int taddr) {
     /* .sync.aligned: the k-th tcgen05.ld of every lane of a warp has the same address */
     unsigned k = G.th[G.cur].nld++;
     if (k < 64) {
-        if (l == 0) G.ld_addr[w][k] = taddr;
+        if (G.ld_addr[w][k] < 0) G.ld_addr[w][k] = taddr; /* the first lane to get here */
         else if (G.ld_addr[w][k] != taddr)
             fail("lanes of warp %d disagree on the address of tcgen05.ld #%u", w, k);
     }
@@ -825,12 +825,22 @@ static int run_cta(void) {
     G.static_next = G.static_start;
     G.nstatic = 0;
     memset(G.coll, 0, sizeof G.coll);
+    memset(G.ld_addr, 0xFF, sizeof G.ld_addr); /* -1: not seen */
     memset(G.smem, 0xFF, G.smem_size);          /* poison: 0xFF scales are NaN */
     memset(G.tmem, 0xFF, sizeof(uint32_t) * 128 * 512);
     for (unsigned i = 0; i < G.nthreads; i++) init_thread(i);
+    uint64_t rs = G.l->sched_seed ^ ((uint64_t)G.cta * 0x9E3779B97F4A7C15ULL);
     for (;;) {
         int live = 0, ran = 0;
-        for (unsigned i = 0; i < G.nthreads && !G.failed; i++) {
+        unsigned first = 0;
+        if (G.l->sched_seed) { /* xorshift: another interleaving of the same program */
+            rs ^= rs << 13;
+            rs ^= rs >> 7;
+            rs ^= rs << 17;
+            first = (unsigned)(rs % G.nthreads);
+        }
+        for (unsigned n = 0; n < G.nthreads && !G.failed; n++) {
+            unsigned i = (first + n) % G.nthreads;
             ethread *t = &G.th[i];
             if (t->state == T_DONE) continue;
             live = 1;

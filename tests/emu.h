@@ -82,6 +82,7 @@ typedef struct emu_launch {
     int lazy;                /* 1: async copies land at the first wait on their barrier */
     const emu_range *ranges; /* readable global buffers (NULL: unchecked) */
     int nranges;
+    uint64_t sched_seed;     /* != 0: each scheduling pass starts at a pseudo-random thread */
 } emu_launch;
 
 typedef struct emu_stats {

@@ -229,7 +229,7 @@ static int64_t run_set(nvfp4jit_ctx *ctx, emu_variant *ev, const int64_t (*shape
             rg[nr++] = (emu_range){g[i].sfb, ref_sf_bytes(g[i].n, g[i].k)};
         }
         emu_launch l = {fl.num_ctas, fl.threads, fl.dyn_smem, ev->section, ev->static_bytes, lazy,
-                        rg, nr};
+                        rg, nr, seed | 1};
         if (emu_run(&ev->k, &l, blob, st, err, errn) == 0) bad = set_check(g, n, ev->name);
     }
     free(blob);
@@ -273,7 +273,8 @@ typedef struct emu_totals {
 } emu_totals;
 
 /* Build one variant and run it over 3 fixed sets + 1 fresh random set with copies landing
- * lazily, and set A once more with copies landing eagerly. */
+ * lazily, and set A once more with copies landing eagerly; the thread interleaving is drawn
+ * from the seed too. */
 static void run_variant(nvfp4jit_ctx *ctx, const char *dir, const nvfp4jit_variant *v,
                         ref_rng *rr, emu_totals *t) {
     char err[2048];
