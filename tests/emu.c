@@ -368,6 +368,11 @@ static void mbar_progress(embar *b) {
         b->phase++;
         b->pending = b->count;
     }
+    /* every arrival is in and more bytes completed than were announced: the tx-count can only
+     * fall further, the phase never completes */
+    if (b->pending == 0 && b->tx < 0)
+        fail("mbarrier 0x%x: complete_tx delivered at least %d bytes more than expect_tx announced",
+             b->addr, -b->tx);
 }
 
 /* PTX ISA mbarrier: init sets the expected arrival count, phase 0, tx-count 0 */

@@ -449,6 +449,8 @@ static void t_mutants(void) {
          "local LAYOUT = (SW == 128) and 4 or 2", "sm100a:128x128x256:s2", NULL, NULL},
         {"expect_tx of a partial k-tile", "${A_SIZE + B_SIZE} + 2 * nsub * 512",
          "${A_SIZE + B_SIZE} + 2 * ${SUB} * 512", "sm100a:128x64x256:s2", NULL, NULL},
+        {"expect_tx without the B tile", "${A_SIZE + B_SIZE} + 2 * nsub * 512",
+         "${A_SIZE} + 2 * nsub * 512", "sm100a:128x128x256:s3", NULL, NULL},
         {"producer does not wait for the MMA", "if (it >= ${STAGES}) mbarrier_wait(",
          "if (0) mbarrier_wait(", "sm100a:128x64x128:s2", NULL, NULL},
         {"epilogue does not wait for the MMAs", "mbarrier_wait(done_mbar, 0);", "",
