@@ -458,7 +458,8 @@ typedef struct nvfp4jit_moe_info {
     nvfp4jit_choice choice;
     size_t device_bytes;  /* workspace + constant blob + error word */
     double setup_ms;      /* plan creation: choice, compile or cache hit, maps, uploads */
-    unsigned grid, prep_grid; /* CTAs of the GEMM (persistent) and of the token prep kernel */
+    unsigned grid;      /* CTAs of the GEMM: persistent, SMs x the CTAs that fit on one */
+    unsigned prep_grid; /* CTAs of the token prep kernel */
 } nvfp4jit_moe_info;
 /** @return NVFP4JIT_OK, or NVFP4JIT_ERR_INVALID_ARG for NULL arguments. */
 NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_info(const nvfp4jit_moe_plan *p,

@@ -61,6 +61,7 @@ const drv_api *drv_load(void) {
         LOAD(cuEventSynchronize, "cuEventSynchronize");
         LOAD(cuEventElapsedTime, "cuEventElapsedTime");
         LOAD(cuEventQuery, "cuEventQuery");
+        LOAD(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
         LOAD(cuStreamIsCapturing, "cuStreamIsCapturing");
         LOAD(cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode");
         LOAD(cuStreamBeginCapture, "cuStreamBeginCapture_v2");

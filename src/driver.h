@@ -46,6 +46,7 @@ typedef struct drv_api {
     CUresult (*cuEventSynchronize)(CUevent);
     CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
     CUresult (*cuEventQuery)(CUevent);
+    CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
     CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
     CUresult (*cuThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
     /* graphs: used by the tests and the bench command (the library only detects captures) */
