@@ -22,11 +22,12 @@ typedef struct fam_launch {
 } fam_launch;
 
 /* The second parameter of the sm_90a act16/act16p kernels and of their prep kernel
- * (templates/sm90a_act16.cuh MoeArgs, 56 bytes): all zero for the grouped call (plan_run),
+ * (templates/sm90a_act16.cuh MoeArgs, 64 bytes): all zero for the grouped call (plan_run),
  * the per-call pointers of a MoE call (src/moe.c) otherwise. */
 typedef struct nj_moe_args {
     uint64_t a, sfa, c, offsets, sf_offsets, status;
     int32_t max_rows, sf_rows;
+    uint64_t barrier;
 } nj_moe_args;
 
 typedef struct family {
