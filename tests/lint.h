@@ -129,4 +129,8 @@ uint64_t hostmap_box_bytes(const hostmap_rec *r);
  * (128B: 1024, 64B: 512, 32B: 256) or 128 without swizzle (PTX ISA cp.async.bulk.tensor). */
 unsigned hostmap_dst_align(const hostmap_rec *r);
 
+/* the host-side map tests (tests/test_hostmap.c), run in the lint area */
+void hostmap_test_sm100a(void);
+void hostmap_test_sm90a(void);
+
 #endif

@@ -579,6 +579,8 @@ static void t_no_roundup(void) {
 }
 
 const test_case tests_lint[] = {
+    {"hostmap_sm100a", hostmap_test_sm100a},
+    {"hostmap_sm90a", hostmap_test_sm90a},
     {"no_roundup", t_no_roundup},
     {"sm100a", t_sm100a},
     {"sm90a", t_sm90a},
