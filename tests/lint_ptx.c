@@ -829,9 +829,12 @@ int lint_desc_addr(const lint_prog *p, const char *desc_op, uint64_t *hi) {
         const lint_insn *in = &p->in[p->def[r]];
         uint64_t imm;
         if (in->nops < 2) return -1;
-        if (!strncmp(in->op, "or.b64", 6) && in->nops == 3) {
+        /* the fields above the start address: or-ed, or added where they cannot carry
+         * (the compiler turns one into the other) */
+        if ((!strncmp(in->op, "or.b64", 6) || !strncmp(in->op, "add.s64", 7) ||
+             !strncmp(in->op, "add.u64", 7)) && in->nops == 3) {
             int i0 = parse_imm(in->ops[2], &imm) ? 1 : parse_imm(in->ops[1], &imm) ? 2 : 0;
-            if (!i0) return -1;
+            if (!i0 || (in->op[0] == 'a' && (imm & 0x3FFF))) return -1;
             *hi |= imm;
             r = lint_reg(p, in->ops[i0]);
         } else if (!strncmp(in->op, "cvt.", 4) || !strncmp(in->op, "mov.", 4)) {
