@@ -24,7 +24,9 @@
  *     the accumulator (N from the instruction descriptor) and every column tcgen05.cp writes
  *     (offsets from the PTX; the k-loop's trip count bounded by BLOCK_K/64, the number of
  *     MMA_K = 64 steps of a k-tile - the one input taken from the variant), the scale columns
- *     do not overlap the accumulator; CTAs co-resident by shared memory x columns <= 512 is
+ *     do not overlap the accumulator, and the MMA's SFA operand lies inside the columns
+ *     tcgen05.cp wrote (SFB's, with its run-time lane offset, is not bounded by the known
+ *     bits: reported as loose, see tmem_cols_range); CTAs co-resident by shared memory x columns <= 512 is
  *     reported, and a variant over it is listed as waiting in tcgen05.alloc (a waiting CTA
  *     holds no columns and depends on no other CTA, so it is slow, not a hang).
  * The sm_90a space (~650 variants) is covered by a sample with every value of every
@@ -42,6 +44,7 @@
 typedef struct lint_stats {
     int tensor_copies, bulk_copies, cp_async, expect_tx, descs, advances, mmas;
     int misaligned; /* alignment failures (the old-template test counts them) */
+    int loose;      /* run-time tensor-memory column terms left out of the range check */
     int fails;
     int tmem_cols, tmem_used, ctas_smem;
     unsigned idesc;
@@ -173,6 +176,41 @@ static int record_maps(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v) {
     return s == NVFP4JIT_OK ? hostmap_count() : -1;
 }
 
+/* Column range [*lo, *hi] of a tensor-memory address operand relative to the allocation's
+ * base (the one atom with coefficient 1: the address read from tcgen05.alloc's slot): loop
+ * terms bounded by `trips` iterations, other run-time terms by their known bits. A run-time
+ * term whose known bits allow more than 16 columns makes the operand "loose" (counted in
+ * *loose, @return 2, no range): SFB's lane offset (off_n % 128) / 32 is 0..3, but the compiler
+ * folds it with the column constant into a signed remainder in 8/16-bit steps whose known
+ * bits only bound the sum by 255. @return 1 with a range, 0 if unbounded. */
+static int tmem_cols_range(const lint_prog *p, const char *op, int trips, long long *lo,
+                           long long *hi, int *loose) {
+    lint_affine a = lint_affine_of(p, op);
+    if (!a.ok) return 0;
+    *lo = *hi = a.c;
+    int based = 0;
+    for (int t = 0; t < a.n; t++) {
+        long long c = a.coef[t], span;
+        if (a.atom[t] >= p->nreg) {
+            span = c * (trips - 1);
+        } else if (c == 1 && !based) {
+            based = 1;
+            continue;
+        } else {
+            tnum v = lint_atom_val(p, a.atom[t]);
+            if (v.m >> 16) return 0; /* not small */
+            if (c * (long long)((v.v | v.m) - v.v) > 16 || c * (long long)v.v > 16) {
+                if (loose) ++*loose;
+                return 2; /* the term may hold a constant part too: no range at all */
+            }
+            *lo += c > 0 ? c * (long long)v.v : c * (long long)(v.v | v.m);
+            span = c > 0 ? c * (long long)((v.v | v.m) - v.v) : 0;
+        }
+        if (span > 0) *hi += span; else *lo += span;
+    }
+    return based;
+}
+
 /* Lint one variant. @return number of failures; *out gets the counts. */
 static int lint_variant(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, lint_stats *out) {
     lint_stats st0, *st = &st0;
@@ -219,7 +257,7 @@ static int lint_variant(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, lint_stats
 
     txgroup groups[64];
     int ngroups = 0, ntensor = 0, alloc_cols = -1;
-    int cp_min = 1 << 30, cp_max = -1;
+    int cp_min = 1 << 30, cp_max = -1, mma_sf_lo = 1 << 30, mma_sf_hi = -1;
     unsigned idesc = 0;
     const int sub = v->block_k / 64; /* MMA_K = 64 steps per k-tile (sm_100a) */
     for (int i = 0; i < p.n; i++) {
@@ -309,6 +347,19 @@ static int lint_variant(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, lint_stats
                           "other bits 0x%x; want M %d N %d E2M1 E2M1 UE4M3 0", idesc, m, n, af,
                           bf, sc ? "UE8M0" : "UE4M3", rest, v->block_m, v->block_n);
             }
+            /* scale operands: inside the columns tcgen05.cp writes (checked after the loop) */
+            for (int j = 4; j <= 5 && in->nops > 5; j++) {
+                long long lo, hi;
+                int rr = tmem_cols_range(&p, in->ops[j], sub, &lo, &hi, &st->loose);
+                if (rr == 2) continue; /* not checked: counted as loose */
+                if (!rr) {
+                    LFAIL(st, "line %d: scale operand %s: columns not bounded", in->line,
+                          in->ops[j]);
+                    continue;
+                }
+                if (lo < mma_sf_lo) mma_sf_lo = (int)lo;
+                if (hi > mma_sf_hi) mma_sf_hi = (int)hi;
+            }
             /* A/B descriptors against the maps' swizzle */
             if (nmaps >= 2) {
                 const hostmap_rec *ma = hostmap_get(0), *mb = hostmap_get(1);
@@ -355,24 +406,10 @@ static int lint_variant(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, lint_stats
                           (unsigned long long)(hi >> 32), layout, sbo);
             }
             /* columns written: base + c + sum step*iter, iter < sub; 4 columns per copy */
-            lint_affine a = lint_affine_of(&p, in->ops[0]);
-            long long lo = a.c, hi2 = a.c;
-            int ok = a.ok, based = 0;
-            for (int t = 0; t < a.n; t++) {
-                if (a.atom[t] >= p.nreg) {
-                    long long span = a.coef[t] * (sub - 1);
-                    if (span > 0) hi2 += span; else lo += span;
-                } else if (a.coef[t] == 1 && !based) {
-                    based = 1; /* the allocation's base address (read from its slot) */
-                } else {
-                    ok = 0;
-                }
-            }
-            if (!ok || !based) {
-                char b[256];
-                lint_affine_str(&p, &a, b, sizeof b);
-                LFAIL(st, "line %d: tcgen05.cp destination %s = %s: columns not bounded", in->line,
-                      in->ops[0], b);
+            long long lo, hi2;
+            if (tmem_cols_range(&p, in->ops[0], sub, &lo, &hi2, NULL) != 1) {
+                LFAIL(st, "line %d: tcgen05.cp destination %s: columns not bounded", in->line,
+                      in->ops[0]);
             } else {
                 if (lo < cp_min) cp_min = (int)lo;
                 if (hi2 + 4 > cp_max) cp_max = (int)hi2 + 4;
@@ -430,6 +467,10 @@ static int lint_variant(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, lint_stats
             LFAIL(st, "no tcgen05.cp destinations found");
         else if (cp_min < n)
             LFAIL(st, "scale columns from %d overlap the accumulator (0..%d)", cp_min, n - 1);
+        /* the MMA's scale addresses (with SFB's run-time lane offset) read written columns */
+        if (cp_max >= 0 && (mma_sf_lo < cp_min || mma_sf_hi >= cp_max))
+            LFAIL(st, "MMA scale columns %d..%d outside the copied %d..%d", mma_sf_lo, mma_sf_hi,
+                  cp_min, cp_max - 1);
         if (st->tmem_used > alloc_cols)
             LFAIL(st, "uses %d tensor-memory columns, allocates %d", st->tmem_used, alloc_cols);
         if (!st->mmas) LFAIL(st, "no tcgen05.mma");
@@ -440,8 +481,8 @@ static int lint_variant(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, lint_stats
                (unsigned long long)p.dyn_base, st->tensor_copies, st->bulk_copies, st->cp_async,
                st->expect_tx, st->descs, st->advances);
         if (sm100)
-            printf("idesc 0x%08x desc 0x%08llx tmem %d/%d CTAs/SM smem %d tmem %d%s",
-                   idesc, (unsigned long long)st->desc_hi, st->tmem_used, alloc_cols,
+            printf("idesc 0x%08x desc 0x%08llx tmem %d/%d (%d loose) CTAs/SM smem %d tmem %d%s",
+                   idesc, (unsigned long long)st->desc_hi, st->tmem_used, alloc_cols, st->loose,
                    st->ctas_smem, alloc_cols > 0 ? 512 / alloc_cols : 0,
                    alloc_cols > 0 && st->ctas_smem * alloc_cols > 512 ? " (waits in alloc)" : "");
         printf("%s\n", st->fails ? " FAIL" : "");
@@ -591,6 +632,7 @@ typedef struct seed_facts {
     unsigned idesc;
     unsigned desc_hi, sf_hi;
     int mma, cp, tma, bulk;
+    int tma_misaligned; /* tensor-copy destinations not known 1024-aligned (128B swizzle) */
 } seed_facts;
 
 static void ptx_facts(const char *ptx, const char *entry, const unsigned char *cubin, size_t nc,
@@ -616,6 +658,7 @@ static void ptx_facts(const char *ptx, const char *entry, const unsigned char *c
             if (desc_fields(&p, in->ops[1], &hi)) f->sf_hi = (unsigned)(hi >> 32);
         } else if (!strncmp(in->op, "cp.async.bulk.tensor", 20)) {
             f->tma++;
+            f->tma_misaligned += !tnum_aligned(lint_operand(&p, in->ops[0]), 1024);
         } else if (!strncmp(in->op, "cp.async.bulk.shared", 20)) {
             f->bulk++;
         }
@@ -723,6 +766,9 @@ static void t_seed(void) {
      * the seed relies on __align__(1024) (only nvcc's padding made it hold), the family
      * rounds up at run time */
     CHECK(sf.base == 0x470 && ff.base == 0x470);
+    CHECKF(sf.tma_misaligned == sf.tma && ff.tma_misaligned == 0, "misaligned TMA destinations: "
+           "seed %d of %d (its __align__(1024) is not kept), family %d", sf.tma_misaligned,
+           sf.tma, ff.tma_misaligned);
     /* PTX shape: the seed unrolls its k-loop (3 x 4 MMAs per pass), the family runs a run-time
      * nsub loop (one tcgen05.mma in the PTX) */
     CHECK(sf.mma == 12 && ff.mma == 1);
