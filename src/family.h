@@ -56,6 +56,9 @@ typedef struct family {
                                  const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n,
                                  unsigned char *host, uint64_t dev, uint64_t workspace,
                                  fam_launch *launch);
+    /* Tensor-memory columns one CTA allocates (tcgen05.alloc), or NULL where the arch has
+     * no tensor memory. The heuristic's occupancy model reads it. */
+    int (*tmem_cols)(const nvfp4jit_variant *v);
 } family;
 
 /* The MoE entry of the sm_90a act16/act16p kernels (fam_sm90.c; layout there). */
