@@ -8,6 +8,7 @@ need=()
 command -v cmake >/dev/null || need+=(cmake)
 command -v cc >/dev/null || need+=(gcc make)
 command -v c++ >/dev/null || need+=(g++) # the emu tests build the rendered sm_100a kernel for the host
+command -v pkg-config >/dev/null || need+=(pkg-config)   # the install test
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ]; then
   echo "missing: ${need[*]} (install them, e.g. sudo apt-get install ${need[*]})" >&2
