@@ -1,0 +1,282 @@
+"""The torch layer: grouped_gemm over lists of tensors, Plan for repeated calls, tune, and the
+custom ops torch.ops.nvfp4jit.grouped_gemm / grouped_gemm_out (with fake implementations, so
+torch.compile traces them). Launches go on torch's current CUDA stream."""
+from __future__ import annotations
+
+import array
+import ctypes
+from collections import OrderedDict
+from typing import List, Optional
+
+import torch
+
+from . import _lib, Context, Error, _arch, _vformat, _vparse, default_context
+
+__all__ = ["grouped_gemm", "Plan", "tune"]
+
+_BYTE_DTYPES = {torch.uint8, torch.int8}
+for _n in ("float4_e2m1fn_x2", "float8_e4m3fn"):
+    if hasattr(torch, _n):
+        _BYTE_DTYPES.add(getattr(torch, _n))
+_INVALID = 2  # NVFP4JIT_ERR_INVALID_PROBLEM
+_ARCH_OF_CC = {(9, 0): 90, (10, 0): 100}
+
+
+def _bad(g, msg):
+    return Error(_INVALID, f"group {g}: {msg}")
+
+
+def _rows(t, g, name, dtypes):
+    """A 2-D row-major view of t ((R, C) or (R, C, 1) as the public problem's tensors are)."""
+    if t.dim() == 3 and t.shape[2] == 1:
+        t = t[:, :, 0]
+    if t.dim() != 2:
+        raise _bad(g, f"{name} has shape {tuple(t.shape)}; expected (rows, cols) or (rows, cols, 1)")
+    if not t.is_cuda:
+        raise _bad(g, f"{name} is not a CUDA tensor")
+    if t.dtype not in dtypes:
+        raise _bad(g, f"{name} has dtype {t.dtype}")
+    r, c = t.shape
+    if (c > 1 and t.stride(1) != 1) or (r > 1 and t.stride(0) != c):
+        raise _bad(g, f"{name} is not row-major contiguous (strides {t.stride()})")
+    return t
+
+
+def _scales(t, g, name, rows, k):
+    """The data pointer of a scale tensor in the blocked layout: any contiguous byte tensor of
+    at least ceil(rows/128)*128 * ceil(K/64)*4 bytes (e.g. to_blocked()'s output), or the
+    public problem's reordered (32, 4, rest_m, 4, rest_k, 1) view of that same memory."""
+    if t.dim() == 6 and tuple(t.shape[:2]) == (32, 4) and t.shape[3] == 4 and t.shape[5] == 1:
+        t = t.permute(5, 2, 4, 0, 1, 3)  # back to the memory order (l, rest_m, rest_k, 32, 4, 4)
+    if not t.is_cuda:
+        raise _bad(g, f"{name} is not a CUDA tensor")
+    if t.dtype not in _BYTE_DTYPES:
+        raise _bad(g, f"{name} has dtype {t.dtype}; expected float8_e4m3fn or uint8")
+    if not t.is_contiguous():
+        raise _bad(g, f"{name} is not contiguous in the blocked scale layout")
+    need = -(-rows // 128) * 128 * (-(-k // 64) * 4)
+    if t.numel() < need:
+        raise _bad(g, f"{name} has {t.numel()} bytes; the blocked layout of {rows} rows and "
+                      f"K={k} needs {need}")
+    return t.data_ptr()
+
+
+def _bucket(m):
+    if m <= 0:
+        return 0
+    if m <= 8:
+        return 8
+    return 1 << (m - 1).bit_length()
+
+
+def _groups(a, b, sfa, sfb, out):
+    """Validate the lists and make (values for nvfp4jit_group[], shapes, outs). out may be None
+    (allocated here, fp16 (M, N))."""
+    G = len(a)
+    if not (len(b) == G and len(sfa) == G and len(sfb) == G and (out is None or len(out) == G)):
+        raise Error(1, f"a, b, sfa, sfb{'' if out is None else ', out'} must be lists of the "
+                       f"same length (got {len(a)}, {len(b)}, {len(sfa)}, {len(sfb)}"
+                       f"{'' if out is None else ', %d' % len(out)})")
+    if G == 0:
+        raise Error(_INVALID, "no groups")
+    vals, shapes, outs = [], [], []
+    for g in range(G):
+        ag = _rows(a[g], g, "a", _BYTE_DTYPES)
+        bg = _rows(b[g], g, "b", _BYTE_DTYPES)
+        m, k2 = ag.shape
+        n, kb = bg.shape
+        if kb != k2:
+            raise _bad(g, f"a has K/2={k2} bytes per row, b has {kb}")
+        k = 2 * k2
+        if out is None:
+            cg = torch.empty((m, n), dtype=torch.float16, device=ag.device)
+        else:
+            cg = _rows(out[g], g, "out", (torch.float16,))
+            if tuple(cg.shape) != (m, n):
+                raise _bad(g, f"out has shape {tuple(cg.shape)}; expected ({m}, {n})")
+        outs.append(out[g] if out is not None else cg)
+        if m:
+            vals += (m, n, k, ag.data_ptr(), bg.data_ptr(), _scales(sfa[g], g, "sfa", m, k),
+                     _scales(sfb[g], g, "sfb", n, k), cg.data_ptr())
+        else:  # M = 0: nothing is read
+            vals += (0, n, k, 0, 0, 0, 0, 0)
+        shapes.append((m, n, k))
+    return vals, shapes, outs
+
+
+def _device_arch(device):
+    cc = torch.cuda.get_device_capability(device)
+    a = _ARCH_OF_CC.get(cc)
+    if a is None:
+        raise Error(12, f"device {device} has compute capability {cc[0]}.{cc[1]}; nvfp4jit "
+                        "runs on 9.0 (sm_90a) and 10.0 (sm_100a)")
+    return a
+
+
+class Plan:
+    """A plan for one problem signature (group count, N and K per group, chosen for the M
+    sizes given): choose a variant (tuned entry, forced `variant`, or the heuristic), compile
+    it, then run() it as often as needed with other tensors of the same N and K (M may change).
+    One launch per run() on torch's current stream (or `stream`); CUDA-graph capturable as far
+    as nvfp4jit_plan_run is. A plan must not run on two streams at once.
+
+    shapes: [(M, N, K), ...] or the a/b tensors are given to run(); arch: None = the device's.
+    """
+
+    def __init__(self, shapes, arch=None, variant=None, device=None, ctx: Context = None):
+        self._ctx = ctx or default_context()
+        self._h = ctypes.c_void_p()
+        if arch is None:
+            arch = _device_arch(torch.device("cuda", device) if isinstance(device, int)
+                                else (device or torch.device("cuda")))
+        self.arch = _arch(arch)
+        arr = (_lib.Group * len(shapes))()
+        for g, s in zip(arr, shapes):
+            g.m, g.n, g.k = (int(x) for x in s)
+        self.num_groups = len(shapes)
+        force = ctypes.byref(_vparse(variant)) if variant else None
+        self._ctx._check(_lib.nvfp4jit_plan_create(self._ctx._h, self.arch, arr, len(arr),
+                                                   force, ctypes.byref(self._h)))
+        ch = ctypes.c_int()
+        self.variant = _vformat(_lib.nvfp4jit_plan_variant(self._h, ctypes.byref(ch)).contents)
+        self.choice = _lib.CHOICE.get(ch.value, str(ch.value))
+        self._run = _lib.nvfp4jit_plan_run
+        self._last = None  # (ids of the last call's tensors, their values) for the fast path
+
+    def __repr__(self):
+        return f"<nvfp4jit.Plan {self.variant} ({self.choice}), {self.num_groups} groups>"
+
+    def close(self):
+        """Free the plan (the caller makes sure no launch of it is still running)."""
+        if self._h.value:
+            _lib.nvfp4jit_plan_destroy(self._h)
+            self._h = ctypes.c_void_p()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def run_groups(self, vals, stream=None):
+        """Launch on raw groups: vals is a flat sequence of 8 integers per group (m, n, k, a,
+        b, sfa, sfb, c device addresses), as nvfp4jit_group. No tensor checks."""
+        buf = vals if isinstance(vals, array.array) else array.array("q", vals)
+        if stream is None:
+            stream = torch.cuda.current_stream().cuda_stream
+        st = self._run(self._h, buf.buffer_info()[0], len(buf) // 8, stream)
+        if st:
+            self._ctx._check(st)
+
+    def run(self, a, b, sfa, sfb, out=None, stream=None):
+        """C[g] = A[g] * B[g]^T for every group. a, b: (M, K/2) / (N, K/2) byte tensors
+        (uint8, or float4_e2m1fn_x2 views; a trailing dimension of 1 is accepted); sfa, sfb:
+        the blocked scale layout (see _scales); out: fp16 (M, N) tensors or None (allocated).
+        @return the list of outputs."""
+        vals, _, outs = _groups(a, b, sfa, sfb, out)
+        self.run_groups(vals, stream)
+        return outs
+
+
+_MAX_PLANS = 64
+_plans = {}  # id(ctx) -> OrderedDict(key -> Plan)
+
+
+def _cached_plan(ctx, arch, shapes, variant, device, stream):
+    key = (arch, variant, device.index, stream,
+           tuple((_bucket(m), n, k) for (m, n, k) in shapes))
+    cache = _plans.setdefault(id(ctx), OrderedDict())
+    p = cache.get(key)
+    if p is None:
+        p = Plan(shapes, arch=arch, variant=variant, ctx=ctx)
+        cache[key] = p
+        if len(cache) > _MAX_PLANS:
+            torch.cuda.synchronize()  # the evicted plan may still be running
+            cache.popitem(last=False)[1].close()
+    return p
+
+
+def grouped_gemm(a, b, sfa, sfb, out=None, *, arch=None, variant=None, ctx: Context = None):
+    """One grouped NVFP4 GEMM launch on torch's current stream: out[g] = a[g] @ b[g]^T with
+    the block scales (the data contract of nvfp4jit.h). Lists of tensors per group; out None:
+    fp16 (M, N) outputs are allocated. Plans are cached per (arch, variant, device, stream,
+    signature (bucket(M), N, K) per group) in the context. @return the outputs."""
+    ctx = ctx or default_context()
+    vals, shapes, outs = _groups(a, b, sfa, sfb, out)
+    dev = next((t.device for t in a if t.is_cuda), torch.device("cuda"))
+    if arch is None:
+        arch = _device_arch(dev)
+    if dev.index is not None and dev.index != torch.cuda.current_device():
+        with torch.cuda.device(dev):
+            return grouped_gemm(a, b, sfa, sfb, out if out is not None else outs, arch=arch,
+                                variant=variant, ctx=ctx)
+    stream = torch.cuda.current_stream().cuda_stream
+    p = _cached_plan(ctx, _arch(arch), shapes, variant, dev, stream)
+    p.run_groups(vals, stream)
+    return outs
+
+
+class TuneResult:
+    """What tune() found: best (variant name), best_us, results (a list of dicts, the
+    heuristic's order: variant, heuristic_rank, est_us, median_us, min_us, status, winner)."""
+
+    def __init__(self, best, best_us, results):
+        self.best, self.best_us, self.results = best, best_us, results
+
+    def __repr__(self):
+        return f"<nvfp4jit.TuneResult {self.best} {self.best_us:.2f} us>"
+
+
+def tune(a, b, sfa, sfb, out=None, *, arch=None, candidates=0, time_limit_s=0.0, iters=0,
+         warmup=0, jobs=0, verbose=False, store=True, ctx: Context = None):
+    """Autotune the problem set given by these tensors on the current device (nvfp4jit_tune):
+    compile and time the heuristic's best `candidates`, check the winner against the CPU
+    reference and (store=True) keep it in the tuning database, so later plans and
+    grouped_gemm calls of the same signature use it. out IS OVERWRITTEN. @return TuneResult."""
+    ctx = ctx or default_context()
+    vals, shapes, outs = _groups(a, b, sfa, sfb, out)
+    dev = outs[0].device
+    arch = _arch(arch) if arch is not None else _device_arch(dev)
+    buf = array.array("q", vals)
+    cap = max(int(candidates) or 12, 1)
+    res = (_lib.TuneResult * cap)()
+    count = ctypes.c_size_t()
+    opt = _lib.TuneOptions(int(candidates), float(time_limit_s), int(iters), int(warmup),
+                           int(jobs), 0, 1 if verbose else 0, 0 if store else 1, res, cap,
+                           ctypes.pointer(count))
+    best, best_us = _lib.Variant(), ctypes.c_double()
+    torch.cuda.synchronize(dev)
+    with torch.cuda.device(dev):
+        ctx._check(_lib.nvfp4jit_tune(ctx._h, arch, buf.buffer_info()[0], len(shapes),
+                                      ctypes.byref(opt), ctypes.byref(best),
+                                      ctypes.byref(best_us)))
+    results = [dict(variant=_vformat(r.variant), heuristic_rank=r.heuristic_rank,
+                    est_us=r.est_us, median_us=r.median_us, min_us=r.min_us,
+                    status=_lib.STATUS.get(r.status, r.status), winner=bool(r.winner))
+               for r in res[:min(count.value, cap)]]
+    # plans made before may have another variant now
+    _plans.pop(id(ctx), None)
+    return TuneResult(_vformat(best), best_us.value, results)
+
+
+# ---- custom ops (torch.compile traces them through their fake implementations) ----------------
+@torch.library.custom_op("nvfp4jit::grouped_gemm", mutates_args=())
+def _op_grouped_gemm(a: List[torch.Tensor], b: List[torch.Tensor], sfa: List[torch.Tensor],
+                     sfb: List[torch.Tensor]) -> List[torch.Tensor]:
+    return grouped_gemm(a, b, sfa, sfb)
+
+
+@_op_grouped_gemm.register_fake
+def _(a, b, sfa, sfb):
+    return [x.new_empty((x.shape[0], y.shape[0]), dtype=torch.float16) for x, y in zip(a, b)]
+
+
+@torch.library.custom_op("nvfp4jit::grouped_gemm_out", mutates_args=("out",))
+def _op_grouped_gemm_out(a: List[torch.Tensor], b: List[torch.Tensor], sfa: List[torch.Tensor],
+                         sfb: List[torch.Tensor], out: List[torch.Tensor]) -> None:
+    grouped_gemm(a, b, sfa, sfb, out)
+
+
+@_op_grouped_gemm_out.register_fake
+def _(a, b, sfa, sfb, out):
+    return None

@@ -1,0 +1,232 @@
+"""The torch layer: validation (torch, no GPU), the custom op's fake implementation, and on a
+GPU of compute capability 9.0 grouped_gemm, Plan, CUDA graphs, torch.compile, tune and the
+public problem's entry point against a float64 reference. Skips visibly without torch or
+without a GPU ("skipped: no CUDA device")."""
+import os
+import shutil
+import tempfile
+import unittest
+import zlib
+
+try:
+    import torch
+except ImportError:  # CI: torch is not installed there
+    torch = None
+
+import nvfp4jit
+
+SRC = os.environ.get("NVFP4JIT_SOURCE_DIR",
+                     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def _gpu_reason():
+    if torch is None:
+        return "skipped: torch is not installed"
+    if not torch.cuda.is_available():
+        return "skipped: no CUDA device"
+    if torch.cuda.get_device_capability() != (9, 0):
+        return "skipped: no CUDA device of compute capability 9.0"
+    return None
+
+
+def _sets(names=None):
+    """problems/gpumode.txt: [(name, [(M, N, K), ...])]."""
+    out = []
+    with open(os.path.join(SRC, "problems", "gpumode.txt")) as f:
+        for line in f:
+            tok = line.split("#", 1)[0].split()
+            if tok and (names is None or tok[0] in names):
+                out.append((tok[0], [tuple(int(x) for x in t.split("x")) for t in tok[1:]]))
+    return out
+
+
+def _close(test, out, ref, k, what):
+    """|out-ref| <= 1e-3 + 1e-3|ref| (DESIGN.md) plus the fp32 accumulation allowance, which
+    for the public data (|a*b| <= 9) is at most (K/16+4) * 2^-24 * 9K."""
+    o, r = out.float(), ref.float()
+    test.assertFalse(torch.isnan(o).any().item(), f"{what}: NaN in the output")
+    tol = 1e-3 + 1e-3 * r.abs() + (k / 16 + 4) * 2.0 ** -24 * 9 * k
+    bad = ((o - r).abs() > tol)
+    test.assertFalse(bad.any().item(), f"{what}: {int(bad.sum())} elements off, max "
+                                       f"|diff| {float((o - r).abs().max())}")
+
+
+@unittest.skipIf(torch is None, "skipped: torch is not installed")
+class TorchNoGpuTest(unittest.TestCase):
+    def test_validation_on_cpu_tensors(self):
+        a = torch.zeros((8, 64), dtype=torch.uint8)
+        with self.assertRaises(nvfp4jit.Error) as cm:
+            nvfp4jit.grouped_gemm([a], [a], [a], [a])
+        self.assertEqual(cm.exception.name, "ERR_INVALID_PROBLEM")
+        self.assertIn("group 0: a is not a CUDA tensor", cm.exception.message)
+        with self.assertRaises(nvfp4jit.Error) as cm:
+            nvfp4jit.grouped_gemm([a, a], [a], [a], [a])
+        self.assertEqual(cm.exception.name, "ERR_INVALID_ARG")
+
+    def test_fake_impl(self):
+        import nvfp4jit._torch  # noqa: F401 (registers the ops)
+        # meta tensors dispatch to the fake implementation (what torch.compile traces with)
+        a = [torch.empty((m, 64), dtype=torch.uint8, device="meta") for m in (5, 0, 300)]
+        b = [torch.empty((n, 64), dtype=torch.uint8, device="meta") for n in (128, 64, 8)]
+        s = [torch.empty((1024,), dtype=torch.uint8, device="meta") for _ in range(3)]
+        out = torch.ops.nvfp4jit.grouped_gemm(a, b, s, s)
+        self.assertEqual([tuple(o.shape) for o in out], [(5, 128), (0, 64), (300, 8)])
+        self.assertTrue(all(o.dtype == torch.float16 for o in out))
+
+
+@unittest.skipIf(_gpu_reason(), _gpu_reason() or "")
+class TorchGpuTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        from nvfp4jit import testing
+        cls.t = testing
+        cls.tmp = tempfile.mkdtemp()
+        os.environ.setdefault("NVFP4JIT_CACHE_DIR", cls.tmp)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def _data(self, shapes, seed=1):
+        m, n, k = zip(*shapes)
+        return self.t.generate_input(m, n, k, len(shapes), seed)
+
+    @staticmethod
+    def _lists(data):
+        abc, _, re, _ = data
+        return ([x[0] for x in abc], [x[1] for x in abc], [s[0] for s in re],
+                [s[1] for s in re])
+
+    def test_gpumode_custom_kernel_all_sets(self):
+        from nvfp4jit.gpumode import custom_kernel
+        for name, shapes in _sets():
+            data = self._data(shapes, seed=zlib.crc32(name.encode()))
+            ref = self.t.reference(data)
+            out = custom_kernel(data)
+            out2 = custom_kernel(data)  # the same data again: the fast path
+            torch.cuda.synchronize()
+            self.assertEqual(len(out), len(shapes))
+            for g, (o, r, (m, n, k)) in enumerate(zip(out, ref, shapes)):
+                self.assertIs(o, data[0][g][2])  # written in place, c returned
+                _close(self, o[:, :, 0], r, k, f"{name} group {g}")
+            self.assertIs(out2, out)
+
+    def test_grouped_gemm_layouts_and_dtypes(self):
+        shapes = [(96, 128, 128), (0, 256, 512), (1, 384, 256), (200, 64, 1024)]
+        data = self._data(shapes, seed=7)
+        ref = self.t.reference(data)
+        a, b, sfa, sfb = self._lists(data)
+        out = nvfp4jit.grouped_gemm(a, b, sfa, sfb)  # fp4 views, 3-D, reordered scales
+        # uint8 2-D operands and flat blocked scales
+        a8 = [x[:, :, 0].view(torch.uint8) for x in a]
+        b8 = [x[:, :, 0].view(torch.uint8) for x in b]
+        fa = [self.t.to_blocked(s[0][:, :, 0]).cuda() for s in data[1]]
+        fb = [self.t.to_blocked(s[1][:, :, 0]).cuda() for s in data[1]]
+        out8 = [torch.full((m, n), float("nan"), dtype=torch.float16, device="cuda")
+                for m, n, _ in shapes]
+        self.assertIs(nvfp4jit.grouped_gemm(a8, b8, fa, fb, out=out8)[0], out8[0])
+        torch.cuda.synchronize()
+        for g, (m, n, k) in enumerate(shapes):
+            self.assertEqual(tuple(out[g].shape), (m, n))
+            _close(self, out[g], ref[g], k, f"group {g}")
+            self.assertTrue(torch.equal(out[g], out8[g]))
+
+    def test_errors(self):
+        data = self._data([(64, 128, 256)])
+        a, b, sfa, sfb = self._lists(data)
+        with self.assertRaises(nvfp4jit.Error) as cm:
+            nvfp4jit.grouped_gemm(a, [b[0][:, :64]], sfa, sfb)
+        self.assertIn("group 0: a has K/2=128 bytes per row, b has 64", cm.exception.message)
+        with self.assertRaises(nvfp4jit.Error) as cm:  # K = 100: the library's own check
+            x = torch.zeros((64, 50), dtype=torch.uint8, device="cuda")
+            s = torch.zeros((128 * 8,), dtype=torch.uint8, device="cuda")
+            nvfp4jit.grouped_gemm([x], [x[:8]], [s], [s])
+        self.assertEqual(cm.exception.name, "ERR_INVALID_PROBLEM")
+        self.assertIn("K=100 is not a multiple of 64", cm.exception.message)
+        with self.assertRaises(nvfp4jit.Error):  # scales too small
+            nvfp4jit.grouped_gemm(a, b, [sfa[0].reshape(-1)[:10]], sfb)
+
+    def test_plan_repeated_and_changing_m(self):
+        shapes = [(80, 256, 512), (40, 256, 512)]
+        plan = nvfp4jit.Plan(shapes)
+        self.assertIn(plan.variant, nvfp4jit.variants("sm_90a"))
+        for ms, seed in (((80, 40), 1), ((100, 0), 2), ((1, 128), 3)):
+            sh = [(ms[0], 256, 512), (ms[1], 256, 512)]
+            data = self._data(sh, seed)
+            a, b, sfa, sfb = self._lists(data)
+            out = plan.run(a, b, sfa, sfb)
+            torch.cuda.synchronize()
+            for g, r in enumerate(self.t.reference(data)):
+                _close(self, out[g], r, 512, f"M={ms} group {g}")
+        with self.assertRaises(nvfp4jit.Error):  # another N than planned
+            data = self._data([(8, 128, 512), (8, 256, 512)])
+            plan.run(*self._lists(data))
+        plan.close()
+
+    def test_current_stream(self):
+        data = self._data([(128, 512, 1024)] * 4, seed=11)
+        a, b, sfa, sfb = self._lists(data)
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            out = nvfp4jit.grouped_gemm(a, b, sfa, sfb)
+        s.synchronize()
+        for g, r in enumerate(self.t.reference(data)):
+            _close(self, out[g], r, 1024, f"group {g}")
+
+    def test_cuda_graph(self):
+        shapes = [(64, 256, 512), (128, 128, 512)]
+        data = self._data(shapes, seed=5)
+        a, b, sfa, sfb = self._lists(data)
+        out = [torch.empty((m, n), dtype=torch.float16, device="cuda") for m, n, _ in shapes]
+        # plans are per stream: warm up (plan, upload) on the stream that captures
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            nvfp4jit.grouped_gemm(a, b, sfa, sfb, out=out)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=s):
+            nvfp4jit.grouped_gemm(a, b, sfa, sfb, out=out)
+        data2 = self._data(shapes, seed=6)  # new values, same buffers
+        for g in range(2):
+            a[g].copy_(data2[0][g][0])
+            b[g].copy_(data2[0][g][1])
+            sfa[g].copy_(data2[2][g][0])
+            sfb[g].copy_(data2[2][g][1])
+            out[g].fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        for g, r in enumerate(self.t.reference(data2)):
+            _close(self, out[g], r, 512, f"replay group {g}")
+
+    def test_custom_op_and_compile(self):
+        data = self._data([(48, 256, 256), (200, 256, 256)], seed=9)
+        a, b, sfa, sfb = self._lists(data)
+        a = [x[:, :, 0].view(torch.uint8) for x in a]  # keep fp4 dtypes out of inductor
+        b = [x[:, :, 0].view(torch.uint8) for x in b]
+        eager = torch.ops.nvfp4jit.grouped_gemm(a, b, sfa, sfb)
+
+        @torch.compile(fullgraph=True)
+        def f(a, b, sfa, sfb):
+            return [o * 2 for o in torch.ops.nvfp4jit.grouped_gemm(a, b, sfa, sfb)]
+
+        compiled = f(a, b, sfa, sfb)
+        outs = [torch.empty_like(x) for x in eager]
+        torch.ops.nvfp4jit.grouped_gemm_out(a, b, sfa, sfb, outs)
+        torch.cuda.synchronize()
+        for e, c, o in zip(eager, compiled, outs):
+            self.assertTrue(torch.equal(e * 2, c))
+            self.assertTrue(torch.equal(e, o))
+
+    def test_tune(self):
+        data = self._data([(64, 512, 1024), (96, 512, 1024)], seed=3)
+        a, b, sfa, sfb = self._lists(data)
+        out = [torch.empty((m, 512), dtype=torch.float16, device="cuda") for m in (64, 96)]
+        ctx = nvfp4jit.Context(cache_dir=self.tmp)
+        r = nvfp4jit.tune(a, b, sfa, sfb, out, candidates=3, iters=10, store=False, ctx=ctx)
+        self.assertIn(r.best, nvfp4jit.variants("sm_90a"))
+        self.assertGreater(r.best_us, 0)
+        self.assertEqual(sum(x["winner"] for x in r.results), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
