@@ -13,6 +13,7 @@ import ctypes
 import os
 import subprocess
 import threading
+import weakref
 
 from . import _lib
 from ._lib import Error, library_path, tool_path
@@ -70,6 +71,8 @@ class Context:
         _lib.check(st, None)
         self._h = h
         self._kernels = {}
+        self._plan_cache = {}              # grouped_gemm's plans (see _torch._cached_plan)
+        self._live_plans = weakref.WeakSet()  # every open Plan, closed before the context
         self.disk_cache = bool(disk_cache)
 
     @property
@@ -77,8 +80,11 @@ class Context:
         return self._h.value or 0
 
     def close(self):
-        """Destroy the context (its plans must be gone: Plan objects keep it alive)."""
+        """Destroy the context, and first every plan made on it that is still open."""
         if getattr(self, "_h", None) and self._h.value:
+            for p in list(self._plan_cache.values()) + list(self._live_plans):
+                p.close()
+            self._plan_cache.clear()
             self._kernels.clear()
             _lib.nvfp4jit_ctx_destroy(self._h)
             self._h = ctypes.c_void_p()

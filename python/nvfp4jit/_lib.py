@@ -23,6 +23,7 @@ def _candidates():
     root = os.path.dirname(os.path.dirname(_HERE))
     build = os.environ.get("NVFP4JIT_BUILD_DIR", "build")
     yield os.path.join(root, build, "libnvfp4jit.so")
+    yield os.path.join(root, build, "libnvfp4jit.so.0")  # a copy of the tree without symlinks
     found = ctypes.util.find_library("nvfp4jit")
     if found:
         yield found

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import array
 import ctypes
-from collections import OrderedDict
 from typing import List, Optional
 
 import torch
@@ -141,14 +140,14 @@ class Plan:
         self.variant = _vformat(_lib.nvfp4jit_plan_variant(self._h, ctypes.byref(ch)).contents)
         self.choice = _lib.CHOICE.get(ch.value, str(ch.value))
         self._run = _lib.nvfp4jit_plan_run
-        self._last = None  # (ids of the last call's tensors, their values) for the fast path
+        self._ctx._live_plans.add(self)
 
     def __repr__(self):
         return f"<nvfp4jit.Plan {self.variant} ({self.choice}), {self.num_groups} groups>"
 
     def close(self):
         """Free the plan (the caller makes sure no launch of it is still running)."""
-        if self._h.value:
+        if self._h.value and self._ctx._h.value:  # a closed context took its plans along
             _lib.nvfp4jit_plan_destroy(self._h)
             self._h = ctypes.c_void_p()
 
@@ -179,20 +178,21 @@ class Plan:
 
 
 _MAX_PLANS = 64
-_plans = {}  # id(ctx) -> OrderedDict(key -> Plan)
 
 
 def _cached_plan(ctx, arch, shapes, variant, device, stream):
+    """The context's plan for this key (made on first use; the oldest of more than
+    _MAX_PLANS is closed after a device synchronisation)."""
     key = (arch, variant, device.index, stream,
            tuple((_bucket(m), n, k) for (m, n, k) in shapes))
-    cache = _plans.setdefault(id(ctx), OrderedDict())
+    cache = ctx._plan_cache
     p = cache.get(key)
     if p is None:
         p = Plan(shapes, arch=arch, variant=variant, ctx=ctx)
         cache[key] = p
         if len(cache) > _MAX_PLANS:
             torch.cuda.synchronize()  # the evicted plan may still be running
-            cache.popitem(last=False)[1].close()
+            cache.pop(next(iter(cache))).close()
     return p
 
 
@@ -242,7 +242,8 @@ def tune(a, b, sfa, sfb, out=None, *, arch=None, candidates=0, time_limit_s=0.0,
     res = (_lib.TuneResult * cap)()
     count = ctypes.c_size_t()
     opt = _lib.TuneOptions(int(candidates), float(time_limit_s), int(iters), int(warmup),
-                           int(jobs), 0, 1 if verbose else 0, 0 if store else 1, res, cap,
+                           int(jobs), 0, 1 if verbose else 0, 0 if store else 1,
+                           ctypes.cast(res, ctypes.POINTER(_lib.TuneResult)), cap,
                            ctypes.pointer(count))
     best, best_us = _lib.Variant(), ctypes.c_double()
     torch.cuda.synchronize(dev)
@@ -254,8 +255,11 @@ def tune(a, b, sfa, sfb, out=None, *, arch=None, candidates=0, time_limit_s=0.0,
                     est_us=r.est_us, median_us=r.median_us, min_us=r.min_us,
                     status=_lib.STATUS.get(r.status, r.status), winner=bool(r.winner))
                for r in res[:min(count.value, cap)]]
-    # plans made before may have another variant now
-    _plans.pop(id(ctx), None)
+    # cached plans of this context may have another variant now (other contexts keep theirs)
+    torch.cuda.synchronize(dev)
+    for p in ctx._plan_cache.values():
+        p.close()
+    ctx._plan_cache.clear()
     return TuneResult(_vformat(best), best_us.value, results)
 
 

@@ -70,7 +70,8 @@ def _decode(x, sf):
     """(rows, K/2) e2m1 bytes and (rows, K/16) e4m3 scales -> float64 (rows, K)."""
     t = torch.tensor(E2M1, dtype=torch.float64, device=x.device)
     u = x.view(torch.uint8)
-    v = torch.stack((t[(u & 15).long()], t[(u >> 4).long()]), dim=-1).reshape(u.shape[0], -1)
+    v = torch.stack((t[(u & 15).long()], t[(u >> 4).long()]), dim=-1)
+    v = v.reshape(u.shape[0], 2 * u.shape[1])
     s = sf.to(x.device).to(torch.float32).to(torch.float64)
     return v * s.repeat_interleave(16, dim=1)
 

@@ -73,6 +73,25 @@ class TorchNoGpuTest(unittest.TestCase):
         self.assertEqual([tuple(o.shape) for o in out], [(5, 128), (0, 64), (300, 8)])
         self.assertTrue(all(o.dtype == torch.float16 for o in out))
 
+    def test_traced_by_torch_compile(self):
+        import nvfp4jit._torch  # noqa: F401
+        from torch.fx.experimental.proxy_tensor import make_fx
+
+        def f(a, b, sfa, sfb):
+            return [o * 2 for o in torch.ops.nvfp4jit.grouped_gemm(a, b, sfa, sfb)]
+
+        a = [torch.zeros((m, 64), dtype=torch.uint8) for m in (5, 300)]
+        b = [torch.zeros((n, 64), dtype=torch.uint8) for n in (128, 8)]
+        s = [torch.zeros((2048,), dtype=torch.uint8) for _ in range(2)]
+        g = make_fx(f, tracing_mode="fake")(a, b, s, s)
+        self.assertIn("torch.ops.nvfp4jit.grouped_gemm.default", g.code)
+        # fullgraph: a graph break would fail here; the traced graph then runs the real op,
+        # which refuses CPU tensors with the library's kind of error
+        cf = torch.compile(f, fullgraph=True, backend="aot_eager")
+        with self.assertRaises(nvfp4jit.Error) as cm:
+            cf(a, b, s, s)
+        self.assertIn("group 0: a is not a CUDA tensor", cm.exception.message)
+
 
 @unittest.skipIf(_gpu_reason(), _gpu_reason() or "")
 class TorchGpuTest(unittest.TestCase):
