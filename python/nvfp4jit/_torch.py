@@ -17,6 +17,7 @@ _BYTE_DTYPES = {torch.uint8, torch.int8}
 for _n in ("float4_e2m1fn_x2", "float8_e4m3fn"):
     if hasattr(torch, _n):
         _BYTE_DTYPES.add(getattr(torch, _n))
+_FP16 = (torch.float16,)
 _INVALID = 2  # NVFP4JIT_ERR_INVALID_PROBLEM
 _ARCH_OF_CC = {(9, 0): 90, (10, 0): 100}
 
@@ -26,37 +27,48 @@ def _bad(g, msg):
 
 
 def _rows(t, g, name, dtypes):
-    """A 2-D row-major view of t ((R, C) or (R, C, 1) as the public problem's tensors are)."""
-    if t.dim() == 3 and t.shape[2] == 1:
-        t = t[:, :, 0]
-    if t.dim() != 2:
-        raise _bad(g, f"{name} has shape {tuple(t.shape)}; expected (rows, cols) or (rows, cols, 1)")
+    """(ptr, rows, cols) of a row-major 2-D tensor, or an (R, C, 1) one as the public problem's
+    tensors are; no views are made (this runs per tensor per call)."""
+    shape = t.shape
+    st = t.stride()
+    nd = len(shape)
+    if nd == 3 and shape[2] == 1:
+        nd = 2
+    if nd != 2:
+        raise _bad(g, f"{name} has shape {tuple(shape)}; expected (rows, cols) or (rows, cols, 1)")
     if not t.is_cuda:
         raise _bad(g, f"{name} is not a CUDA tensor")
     if t.dtype not in dtypes:
         raise _bad(g, f"{name} has dtype {t.dtype}")
-    r, c = t.shape
-    if (c > 1 and t.stride(1) != 1) or (r > 1 and t.stride(0) != c):
-        raise _bad(g, f"{name} is not row-major contiguous (strides {t.stride()})")
-    return t
+    r, c = shape[0], shape[1]
+    if (c > 1 and st[1] != 1) or (r > 1 and st[0] != c):
+        raise _bad(g, f"{name} is not row-major contiguous (strides {tuple(st)})")
+    return t.data_ptr(), r, c
 
 
 def _scales(t, g, name, rows, k):
     """The data pointer of a scale tensor in the blocked layout: any contiguous byte tensor of
-    at least ceil(rows/128)*128 * ceil(K/64)*4 bytes (e.g. to_blocked()'s output), or the
-    public problem's reordered (32, 4, rest_m, 4, rest_k, 1) view of that same memory."""
-    if t.dim() == 6 and tuple(t.shape[:2]) == (32, 4) and t.shape[3] == 4 and t.shape[5] == 1:
-        t = t.permute(5, 2, 4, 0, 1, 3)  # back to the memory order (l, rest_m, rest_k, 32, 4, 4)
+    at least ceil(rows/128)*128 * ceil(K/64)*4 bytes (e.g. testing.to_blocked()'s output), or
+    the public problem's reordered (32, 4, rest_m, 4, rest_k, 1) view of that same memory
+    (strides (16, 4, rest_k*512, 1, 512, any))."""
+    rb, cb = -(-rows // 128), -(-k // 64)
+    shape = t.shape
+    if len(shape) == 6 and shape[0] == 32 and shape[1] == 4 and shape[3] == 4:
+        st = t.stride()
+        if (shape[2] < rb or shape[4] < cb or shape[5] != 1
+                or st[:5] != (16, 4, shape[4] * 512, 1, 512)):
+            raise _bad(g, f"{name}: a (32, 4, rest, 4, rest_k, 1) scale view must be the "
+                          f"blocked layout of at least {rows} rows and K={k} "
+                          f"(got shape {tuple(shape)}, strides {tuple(st)})")
+    elif not t.is_contiguous():
+        raise _bad(g, f"{name} is not contiguous in the blocked scale layout")
+    elif t.numel() < rb * 128 * cb * 4:
+        raise _bad(g, f"{name} has {t.numel()} bytes; the blocked layout of {rows} rows and "
+                      f"K={k} needs {rb * 128 * cb * 4}")
     if not t.is_cuda:
         raise _bad(g, f"{name} is not a CUDA tensor")
     if t.dtype not in _BYTE_DTYPES:
         raise _bad(g, f"{name} has dtype {t.dtype}; expected float8_e4m3fn or uint8")
-    if not t.is_contiguous():
-        raise _bad(g, f"{name} is not contiguous in the blocked scale layout")
-    need = -(-rows // 128) * 128 * (-(-k // 64) * 4)
-    if t.numel() < need:
-        raise _bad(g, f"{name} has {t.numel()} bytes; the blocked layout of {rows} rows and "
-                      f"K={k} needs {need}")
     return t.data_ptr()
 
 
@@ -80,23 +92,23 @@ def _groups(a, b, sfa, sfb, out):
         raise Error(_INVALID, "no groups")
     vals, shapes, outs = [], [], []
     for g in range(G):
-        ag = _rows(a[g], g, "a", _BYTE_DTYPES)
-        bg = _rows(b[g], g, "b", _BYTE_DTYPES)
-        m, k2 = ag.shape
-        n, kb = bg.shape
+        pa, m, k2 = _rows(a[g], g, "a", _BYTE_DTYPES)
+        pb, n, kb = _rows(b[g], g, "b", _BYTE_DTYPES)
         if kb != k2:
             raise _bad(g, f"a has K/2={k2} bytes per row, b has {kb}")
         k = 2 * k2
         if out is None:
-            cg = torch.empty((m, n), dtype=torch.float16, device=ag.device)
+            cg = torch.empty((m, n), dtype=torch.float16, device=a[g].device)
+            pc = cg.data_ptr()
         else:
-            cg = _rows(out[g], g, "out", (torch.float16,))
-            if tuple(cg.shape) != (m, n):
+            cg = out[g]
+            pc, mc, nc = _rows(cg, g, "out", _FP16)
+            if mc != m or nc != n:
                 raise _bad(g, f"out has shape {tuple(cg.shape)}; expected ({m}, {n})")
-        outs.append(out[g] if out is not None else cg)
+        outs.append(cg)
         if m:
-            vals += (m, n, k, ag.data_ptr(), bg.data_ptr(), _scales(sfa[g], g, "sfa", m, k),
-                     _scales(sfb[g], g, "sfb", n, k), cg.data_ptr())
+            vals += (m, n, k, pa, pb, _scales(sfa[g], g, "sfa", m, k),
+                     _scales(sfb[g], g, "sfb", n, k), pc)
         else:  # M = 0: nothing is read
             vals += (0, n, k, 0, 0, 0, 0, 0)
         shapes.append((m, n, k))
