@@ -3,6 +3,7 @@
 gpumode.custom_kernel against the float64 reference, then time N back-to-back calls of
   c_path       nvfp4jit_plan_run through ctypes with a prebuilt group array (the C call)
   custom_kernel the public entry point, the same data tuple again (its fast path)
+  bind          the launcher of Plan.bind (validated once; static buffers)
   plan.run      Plan.run on tensor lists (validation + packing every call)
   grouped_gemm  the functional call (plan-cache lookup + validation + packing)
   torch.ops     torch.ops.nvfp4jit.grouped_gemm (custom-op dispatch on top)
@@ -54,8 +55,8 @@ def main():
     names = [s for s in args.sets.split(",") if s]
     print(f"nvfp4jit {nvfp4jit.__version__} ({nvfp4jit.library_path}), torch {torch.__version__}, "
           f"{torch.cuda.get_device_name()}")
-    print(f"{'set':8} {'variant':34} {'ok':3} {'c_path':>7} {'custom':>7} {'plan.run':>8} "
-          f"{'gg':>7} {'t.ops':>7} {'gpu_us':>7}   (host us per call)")
+    print(f"{'set':8} {'variant':34} {'ok':3} {'c_path':>7} {'custom':>7} {'bind':>7} "
+          f"{'plan.run':>8} {'gg':>7} {'t.ops':>7} {'gpu_us':>7}   (host us per call)")
     for name, shapes in sets(args.problems, names):
         m, n, k = zip(*shapes)
         data = testing.generate_input(m, n, k, len(shapes), seed=1)
@@ -77,6 +78,7 @@ def main():
         run, h = _lib.nvfp4jit_plan_run, plan._h
         t_c = host_us(lambda: run(h, addr, G, stream), args.iters)
         t_ck = host_us(lambda: custom_kernel(data), args.iters)
+        t_bd = host_us(plan.bind(a, b, sfa, sfb, c), args.iters)
         t_pr = host_us(lambda: plan.run(a, b, sfa, sfb, c), args.iters)
         t_gg = host_us(lambda: nvfp4jit.grouped_gemm(a, b, sfa, sfb, c), args.iters)
         op = torch.ops.nvfp4jit.grouped_gemm_out
@@ -89,7 +91,7 @@ def main():
         torch.cuda.synchronize()
         gpu = e0.elapsed_time(e1) * 1e3 / args.iters
         print(f"{name:8} {plan.variant:34} {'yes' if ok else 'NO':3} {t_c:7.1f} {t_ck:7.1f} "
-              f"{t_pr:8.1f} {t_gg:7.1f} {t_op:7.1f} {gpu:7.1f}")
+              f"{t_bd:7.1f} {t_pr:8.1f} {t_gg:7.1f} {t_op:7.1f} {gpu:7.1f}")
         plan.close()
         if not ok:
             sys.exit(1)

@@ -40,6 +40,11 @@ def _sets(names=None):
     return out
 
 
+def _u8(t):
+    """The same memory as uint8 (copies without relying on fp4/fp8 kernels)."""
+    return t.view(torch.uint8)
+
+
 def _close(test, out, ref, k, what):
     """|out-ref| <= 1e-3 + 1e-3|ref| (DESIGN.md) plus the fp32 accumulation allowance, which
     for the public data (|a*b| <= 9) is at most (K/16+4) * 2^-24 * 9K."""
@@ -177,6 +182,17 @@ class TorchGpuTest(unittest.TestCase):
             torch.cuda.synchronize()
             for g, r in enumerate(self.t.reference(data)):
                 _close(self, out[g], r, 512, f"M={ms} group {g}")
+        launch = plan.bind(*self._lists(data))  # static buffers: validated once
+        data2 = self._data(sh, 4)
+        for g in range(2):
+            _u8(launch._keep[0][g]).copy_(_u8(data2[0][g][0]))
+            _u8(launch._keep[1][g]).copy_(_u8(data2[0][g][1]))
+        outs = launch()
+        torch.cuda.synchronize()
+        # a and b from data2 with the scales of data (what the launcher's buffers now hold)
+        mixed = ([(data2[0][g][0], data2[0][g][1], None) for g in range(2)], data[1], None, None)
+        for g, r in enumerate(self.t.reference(mixed)):
+            _close(self, outs[g], r, 512, f"bound group {g}")
         with self.assertRaises(nvfp4jit.Error):  # another N than planned
             data = self._data([(8, 128, 512), (8, 256, 512)])
             plan.run(*self._lists(data))
@@ -207,10 +223,10 @@ class TorchGpuTest(unittest.TestCase):
             nvfp4jit.grouped_gemm(a, b, sfa, sfb, out=out)
         data2 = self._data(shapes, seed=6)  # new values, same buffers
         for g in range(2):
-            a[g].copy_(data2[0][g][0])
-            b[g].copy_(data2[0][g][1])
-            sfa[g].copy_(data2[2][g][0])
-            sfb[g].copy_(data2[2][g][1])
+            _u8(a[g]).copy_(_u8(data2[0][g][0]))
+            _u8(b[g]).copy_(_u8(data2[0][g][1]))
+            _u8(sfa[g]).copy_(_u8(data2[2][g][0]))
+            _u8(sfb[g]).copy_(_u8(data2[2][g][1]))
             out[g].fill_(float("nan"))
         graph.replay()
         torch.cuda.synchronize()
