@@ -27,10 +27,11 @@ cmake --build "$T/fp" -j2 >/dev/null
 
 step "pkg-config nvfp4jit"
 export PKG_CONFIG_PATH="$LIBDIR/pkgconfig"
-[ "$(pkg-config --modversion nvfp4jit)" = "$(sed -n 's/^#define NVFP4JIT_VERSION_STRING "\(.*\)"/\1/p' "$S/include/nvfp4jit.h")" ]
+want=$(sed -n 's/^#define NVFP4JIT_VERSION_STRING "\(.*\)"/\1/p' "$S/include/nvfp4jit.h")
+[ "$(pkg-config --modversion nvfp4jit)" = "$want" ]
 # shellcheck disable=SC2046
-cc -std=c11 -Wall -Werror "$S/examples/c/hello.c" -o "$T/hello_pc" $(pkg-config --cflags --libs nvfp4jit) \
-  -Wl,-rpath,"$(pkg-config --variable=libdir nvfp4jit)"
+cc -std=c11 -Wall -Werror "$S/examples/c/hello.c" -o "$T/hello_pc" \
+  $(pkg-config --cflags --libs nvfp4jit) -Wl,-rpath,"$(pkg-config --variable=libdir nvfp4jit)"
 "$T/hello_pc"
 # shellcheck disable=SC2046
 cc -std=c11 -Wall -Werror "$S/examples/c/hello.c" -o "$T/hello_pc_static" \

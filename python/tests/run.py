@@ -1,7 +1,8 @@
 """Run the Python tests with unittest for CTest: `run.py PATTERN` (e.g. test_capi.py;
 test_torch.py runs under $NVFP4JIT_TEST_PYTHON when that is set).
 Prints "SKIP python.<test>: <reason>" for each skipped test (tools/test.sh shows those lines)
-and, when every test skipped, "all N tests skipped: <reason>" so that CTest reports the test as skipped.
+and, when every test skipped, "all N tests skipped: <reason>" so that CTest reports the test
+as skipped.
 Exit status 0 on success, 1 on a failure or error."""
 import os
 import sys
