@@ -73,6 +73,7 @@ class Context:
         self._kernels = {}
         self._plan_cache = {}              # grouped_gemm's plans (see _torch._cached_plan)
         self._live_plans = weakref.WeakSet()  # every open Plan, closed before the context
+        self._pinned_plans = []            # cached plans that CUDA graphs captured: kept
         self.disk_cache = bool(disk_cache)
 
     @property
@@ -80,11 +81,13 @@ class Context:
         return self._h.value or 0
 
     def close(self):
-        """Destroy the context, and first every plan made on it that is still open."""
+        """Destroy the context, and first every plan made on it that is still open (so no
+        CUDA graph captured from one of them may be replayed after this)."""
         if getattr(self, "_h", None) and self._h.value:
             for p in list(self._plan_cache.values()) + list(self._live_plans):
                 p.close()
             self._plan_cache.clear()
+            self._pinned_plans.clear()
             self._kernels.clear()
             _lib.nvfp4jit_ctx_destroy(self._h)
             self._h = ctypes.c_void_p()

@@ -128,8 +128,10 @@ class Plan:
     """A plan for one problem signature (group count, N and K per group, chosen for the M
     sizes given): choose a variant (tuned entry, forced `variant`, or the heuristic), compile
     it, then run() it as often as needed with other tensors of the same N and K (M may change).
-    One launch per run() on torch's current stream (or `stream`); CUDA-graph capturable as far
-    as nvfp4jit_plan_run is. A plan must not run on two streams at once.
+    One launch per run() on torch's current stream (or `stream`); CUDA-graph capturable (each
+    capture records its own problem). Runs of one plan must not execute concurrently (one
+    stream, or ordered streams); a graph captured from a plan reads copies the plan owns, so
+    keep the Plan open while such a graph may be replayed.
 
     shapes: [(M, N, K), ...] or the a/b tensors are given to run(); arch: None = the device's.
     """
@@ -152,6 +154,7 @@ class Plan:
         self.variant = _vformat(_lib.nvfp4jit_plan_variant(self._h, ctypes.byref(ch)).contents)
         self.choice = _lib.CHOICE.get(ch.value, str(ch.value))
         self._run = _lib.nvfp4jit_plan_run
+        self._captured = False  # a cached plan run under capture is never closed early
         self._ctx._live_plans.add(self)
 
     def __repr__(self):
@@ -223,9 +226,19 @@ def _cached_plan(ctx, arch, shapes, variant, device, stream):
         p = Plan(shapes, arch=arch, variant=variant, ctx=ctx)
         cache[key] = p
         if len(cache) > _MAX_PLANS:
-            torch.cuda.synchronize()  # the evicted plan may still be running
-            cache.pop(next(iter(cache))).close()
+            old = cache.pop(next(iter(cache)))
+            if not old._captured:  # (a captured one stays pinned on the context)
+                torch.cuda.synchronize()  # the evicted plan may still be running
+                old.close()
     return p
+
+
+def _note_capture(ctx, p):
+    """A cached plan run on a capturing stream: graphs read copies it owns, so pin it on the
+    context (never evicted, never closed by tune())."""
+    if not p._captured and torch.cuda.is_current_stream_capturing():
+        p._captured = True
+        ctx._pinned_plans.append(p)
 
 
 def grouped_gemm(a, b, sfa, sfb, out=None, *, arch=None, variant=None, ctx: Context = None):
@@ -245,6 +258,7 @@ def grouped_gemm(a, b, sfa, sfb, out=None, *, arch=None, variant=None, ctx: Cont
     stream = torch.cuda.current_stream().cuda_stream
     p = _cached_plan(ctx, _arch(arch), shapes, variant, dev, stream)
     p.run_groups(vals, stream)
+    _note_capture(ctx, p)
     return outs
 
 
@@ -290,7 +304,8 @@ def tune(a, b, sfa, sfb, out=None, *, arch=None, candidates=0, time_limit_s=0.0,
     # cached plans of this context may have another variant now (other contexts keep theirs)
     torch.cuda.synchronize(dev)
     for p in ctx._plan_cache.values():
-        p.close()
+        if not p._captured:
+            p.close()
     ctx._plan_cache.clear()
     return TuneResult(_vformat(best), best_us.value, results)
 

@@ -16,7 +16,7 @@ import array
 import torch
 
 from . import _arch, Error, default_context
-from ._torch import _cached_plan, _device_arch, _groups
+from ._torch import _cached_plan, _device_arch, _groups, _note_capture
 
 __all__ = ["custom_kernel"]
 
@@ -29,6 +29,7 @@ def custom_kernel(data):
     last = _last
     if last is not None and last[0] is data and last[1] == stream:
         last[2].run_groups(last[3], stream)
+        _note_capture(default_context(), last[2])
         return last[4]
     abc, _, sf_reordered, sizes = data
     for g, (m, n, k, l) in enumerate(sizes):
@@ -47,5 +48,6 @@ def custom_kernel(data):
     plan = _cached_plan(default_context(), _arch(_device_arch(dev)), shapes, None, dev, stream)
     buf = array.array("q", vals)
     plan.run_groups(buf, stream)
+    _note_capture(default_context(), plan)
     _last = (data, stream, plan, buf, outs)
     return outs

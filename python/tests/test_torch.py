@@ -232,6 +232,22 @@ class TorchGpuTest(unittest.TestCase):
         torch.cuda.synchronize()
         for g, r in enumerate(self.t.reference(data2)):
             _close(self, out[g], r, 512, f"replay group {g}")
+        # a second graph of the same (cached) plan on other buffers: each replay computes the
+        # problem of its own capture
+        data3 = self._data(shapes, seed=8)
+        a3, b3, sfa3, sfb3 = self._lists(data3)
+        out3 = [torch.empty_like(o) for o in out]
+        graph3 = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph3, stream=s):
+            nvfp4jit.grouped_gemm(a3, b3, sfa3, sfb3, out=out3)
+        for o in out + out3:
+            o.fill_(float("nan"))
+        graph3.replay()
+        graph.replay()
+        torch.cuda.synchronize()
+        for g, (r2, r3) in enumerate(zip(self.t.reference(data2), self.t.reference(data3))):
+            _close(self, out[g], r2, 512, f"graph 1 after graph 2, group {g}")
+            _close(self, out3[g], r3, 512, f"graph 2, group {g}")
 
     def test_custom_op_and_compile(self):
         data = self._data([(48, 256, 256), (200, 256, 256)], seed=9)
