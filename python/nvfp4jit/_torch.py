@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import array
 import ctypes
-from typing import List, Optional
+from typing import List
 
 import torch
 
@@ -18,6 +18,8 @@ for _n in ("float4_e2m1fn_x2", "float8_e4m3fn"):
     if hasattr(torch, _n):
         _BYTE_DTYPES.add(getattr(torch, _n))
 _FP16 = (torch.float16,)
+# Test hook: False lets CPU tensors through (the tests' CPU simulation of a launch).
+_REQUIRE_CUDA = True
 _INVALID = 2  # NVFP4JIT_ERR_INVALID_PROBLEM
 _ARCH_OF_CC = {(9, 0): 90, (10, 0): 100}
 
@@ -36,7 +38,7 @@ def _rows(t, g, name, dtypes):
         nd = 2
     if nd != 2:
         raise _bad(g, f"{name} has shape {tuple(shape)}; expected (rows, cols) or (rows, cols, 1)")
-    if not t.is_cuda:
+    if _REQUIRE_CUDA and not t.is_cuda:
         raise _bad(g, f"{name} is not a CUDA tensor")
     if t.dtype not in dtypes:
         raise _bad(g, f"{name} has dtype {t.dtype}")
@@ -65,7 +67,7 @@ def _scales(t, g, name, rows, k):
     elif t.numel() < rb * 128 * cb * 4:
         raise _bad(g, f"{name} has {t.numel()} bytes; the blocked layout of {rows} rows and "
                       f"K={k} needs {rb * 128 * cb * 4}")
-    if not t.is_cuda:
+    if _REQUIRE_CUDA and not t.is_cuda:
         raise _bad(g, f"{name} is not a CUDA tensor")
     if t.dtype not in _BYTE_DTYPES:
         raise _bad(g, f"{name} has dtype {t.dtype}; expected float8_e4m3fn or uint8")

@@ -69,7 +69,7 @@ class TorchNoGpuTest(unittest.TestCase):
         self.assertEqual(cm.exception.name, "ERR_INVALID_ARG")
 
     def test_fake_impl(self):
-        import nvfp4jit._torch  # noqa: F401 (registers the ops)
+        self.assertTrue(callable(nvfp4jit.grouped_gemm))  # imports the torch layer: the ops
         # meta tensors dispatch to the fake implementation (what torch.compile traces with)
         a = [torch.empty((m, 64), dtype=torch.uint8, device="meta") for m in (5, 0, 300)]
         b = [torch.empty((n, 64), dtype=torch.uint8, device="meta") for n in (128, 64, 8)]
@@ -79,7 +79,7 @@ class TorchNoGpuTest(unittest.TestCase):
         self.assertTrue(all(o.dtype == torch.float16 for o in out))
 
     def test_traced_by_torch_compile(self):
-        import nvfp4jit._torch  # noqa: F401
+        self.assertTrue(callable(nvfp4jit.grouped_gemm))
         from torch.fx.experimental.proxy_tensor import make_fx
 
         def f(a, b, sfa, sfb):
@@ -96,6 +96,122 @@ class TorchNoGpuTest(unittest.TestCase):
         with self.assertRaises(nvfp4jit.Error) as cm:
             cf(a, b, s, s)
         self.assertIn("group 0: a is not a CUDA tensor", cm.exception.message)
+
+
+def _fake_plan_run(plan, groups, n, stream):
+    """nvfp4jit_plan_run on the CPU: read every group BY ITS POINTERS (A, B and the blocked
+    scales as nvfp4jit.h lays them out), compute C in float64 and write it to C's pointer."""
+    import ctypes
+    from nvfp4jit import testing
+    v = (ctypes.c_int64 * (8 * n)).from_address(groups)
+    for g in range(n):
+        m, nn, k, pa, pb, psa, psb, pc = v[8 * g:8 * g + 8]
+        if m == 0:
+            continue
+
+        def mat(p, rows):
+            raw = bytearray(ctypes.string_at(p, rows * k // 2))
+            return torch.frombuffer(raw, dtype=torch.uint8).view(rows, k // 2)
+
+        def scales(p, rows):
+            rb, cb = -(-rows // 128), -(-k // 64)
+            raw = bytearray(ctypes.string_at(p, rb * 128 * cb * 4))
+            flat = torch.frombuffer(raw, dtype=torch.uint8)
+            rm = flat.view(rb, cb, 32, 4, 4).permute(0, 3, 2, 1, 4).reshape(rb * 128, cb * 4)
+            return rm[:rows, :k // 16].contiguous().view(torch.float8_e4m3fn)
+
+        A = testing._decode(mat(pa, m), scales(psa, m))
+        B = testing._decode(mat(pb, nn), scales(psb, nn))
+        C = (A @ B.T).to(torch.float16).contiguous()
+        ctypes.memmove(pc, C.data_ptr(), m * nn * 2)
+    return 0
+
+
+@unittest.skipIf(torch is None, "skipped: torch is not installed")
+class TorchCpuSimulationTest(unittest.TestCase):
+    """The whole torch path on CPU tensors (no GPU): tensors are validated and packed as for a
+    launch, plans are made by the library, and only nvfp4jit_plan_run is replaced by
+    _fake_plan_run, which reads the data through the pointers it is given. So the pointers,
+    the shapes and the blocked scale layout (the public problem's reordered view included) are
+    checked against the reference, which reads the row-major scales instead."""
+
+    def setUp(self):
+        import types
+        import nvfp4jit._torch as nt
+        import nvfp4jit.gpumode as gm
+        from nvfp4jit import _lib, testing
+        self.t = testing
+        stream = types.SimpleNamespace(cuda_stream=0)
+        self.saved = [(nt, "_REQUIRE_CUDA", False), (_lib, "nvfp4jit_plan_run", _fake_plan_run),
+                      (torch.cuda, "get_device_capability", lambda *a: (9, 0)),
+                      (torch.cuda, "current_stream", lambda *a: stream),
+                      (torch.cuda, "current_device", lambda: 0),
+                      (torch.cuda, "is_current_stream_capturing", lambda: False),
+                      (torch.cuda, "synchronize", lambda *a: None),
+                      (nvfp4jit._tls, "ctx", nvfp4jit.Context()),
+                      (gm, "_last", None)]
+        self.saved = [(o, n, getattr(o, n, None), v) for o, n, v in self.saved]
+        for o, n, _, v in self.saved:
+            setattr(o, n, v)
+
+    def tearDown(self):
+        nvfp4jit._tls.ctx.close()
+        for o, n, old, _ in self.saved:
+            setattr(o, n, old)
+
+    def _data(self, shapes, seed):
+        m, n, k = zip(*shapes)
+        return self.t.generate_input(m, n, k, len(shapes), seed, device="cpu")
+
+    def test_custom_kernel(self):
+        from nvfp4jit.gpumode import custom_kernel
+        for name, shapes in _sets([f"test{i}" for i in range(1, 11)]):
+            data = self._data(shapes, zlib.crc32(name.encode()))
+            for abc in data[0]:
+                abc[2].fill_(float("nan"))
+            out = custom_kernel(data)
+            self.assertIs(custom_kernel(data), out)
+            for g, (o, r) in enumerate(zip(out, self.t.reference(data))):
+                self.assertTrue(torch.equal(o[:, :, 0], r), f"{name} group {g}")
+
+    def test_grouped_gemm_op_bind(self):
+        shapes = [(96, 128, 128), (0, 256, 512), (1, 384, 256), (200, 64, 1024)]
+        data = self._data(shapes, 7)
+        ref = self.t.reference(data)
+        a8 = [_u8(x[0][:, :, 0]) for x in data[0]]
+        b8 = [_u8(x[1][:, :, 0]) for x in data[0]]
+        fa = [self.t.to_blocked(s[0][:, :, 0]) for s in data[1]]
+        fb = [self.t.to_blocked(s[1][:, :, 0]) for s in data[1]]
+        re_a, re_b = [s[0] for s in data[2]], [s[1] for s in data[2]]
+        results = [nvfp4jit.grouped_gemm(a8, b8, fa, fb),
+                   nvfp4jit.grouped_gemm([x[0] for x in data[0]], [x[1] for x in data[0]],
+                                         re_a, re_b),
+                   torch.ops.nvfp4jit.grouped_gemm(a8, b8, fa, fb)]
+        outs = [torch.empty((m, n), dtype=torch.float16) for m, n, _ in shapes]
+        torch.ops.nvfp4jit.grouped_gemm_out(a8, b8, re_a, re_b, outs)
+        launch = nvfp4jit.Plan(shapes).bind(a8, b8, fa, fb)
+        results += [outs, launch()]
+        for i, out in enumerate(results):
+            for g in range(len(shapes)):
+                self.assertTrue(torch.equal(out[g], ref[g]), f"call {i} group {g}")
+
+    def test_errors(self):
+        a = [torch.zeros((96, 64), dtype=torch.uint8)]
+        s = [torch.zeros((1024,), dtype=torch.uint8)]
+        cases = [((a, [torch.zeros((8, 32), dtype=torch.uint8)], s, s), "b has 32"),
+                 ((a, [torch.zeros((8, 128), dtype=torch.uint8)[:, :64]], s, s),
+                  "b is not row-major contiguous"),
+                 ((a, a, [s[0][:100]], s), "sfa has 100 bytes"),
+                 (([a[0].t()], a, s, s), "a is not row-major contiguous"),
+                 ((a, a, s, [s[0].view(32, 32).t()]), "sfb is not contiguous"),
+                 (([a[0].float()], a, s, s), "a has dtype torch.float32"),
+                 (([torch.zeros((96, 50), dtype=torch.uint8)], [torch.zeros((8, 50),
+                   dtype=torch.uint8)], s, s), "K=100 is not a multiple of 64")]
+        for args, msg in cases:
+            with self.assertRaises(nvfp4jit.Error, msg=msg) as cm:
+                nvfp4jit.grouped_gemm(*args)
+            self.assertEqual(cm.exception.name, "ERR_INVALID_PROBLEM")
+            self.assertIn(msg, cm.exception.message)
 
 
 @unittest.skipIf(_gpu_reason(), _gpu_reason() or "")
@@ -159,7 +275,7 @@ class TorchGpuTest(unittest.TestCase):
         data = self._data([(64, 128, 256)])
         a, b, sfa, sfb = self._lists(data)
         with self.assertRaises(nvfp4jit.Error) as cm:
-            nvfp4jit.grouped_gemm(a, [b[0][:, :64]], sfa, sfb)
+            nvfp4jit.grouped_gemm(a, [_u8(b[0])[:, :64].contiguous()], sfa, sfb)
         self.assertIn("group 0: a has K/2=128 bytes per row, b has 64", cm.exception.message)
         with self.assertRaises(nvfp4jit.Error) as cm:  # K = 100: the library's own check
             x = torch.zeros((64, 50), dtype=torch.uint8, device="cuda")
