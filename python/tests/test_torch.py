@@ -318,6 +318,7 @@ class TorchGpuTest(unittest.TestCase):
         data = self._data([(128, 512, 1024)] * 4, seed=11)
         a, b, sfa, sfb = self._lists(data)
         s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())  # the data was made on the default stream
         with torch.cuda.stream(s):
             out = nvfp4jit.grouped_gemm(a, b, sfa, sfb)
         s.synchronize()
@@ -331,6 +332,7 @@ class TorchGpuTest(unittest.TestCase):
         out = [torch.empty((m, n), dtype=torch.float16, device="cuda") for m, n, _ in shapes]
         # plans are per stream: warm up (plan, upload) on the stream that captures
         s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(s):
             nvfp4jit.grouped_gemm(a, b, sfa, sfb, out=out)
         torch.cuda.synchronize()
