@@ -23,7 +23,8 @@ def _candidates():
     root = os.path.dirname(os.path.dirname(_HERE))
     build = os.environ.get("NVFP4JIT_BUILD_DIR", "build")
     yield os.path.join(root, build, "libnvfp4jit.so")
-    yield os.path.join(root, build, "libnvfp4jit.so.0")  # a copy of the tree without symlinks
+    import glob  # a copy of the build tree that lost its symlinks: the versioned file
+    yield from sorted(glob.glob(os.path.join(root, build, "libnvfp4jit.so.*")))
     found = ctypes.util.find_library("nvfp4jit")
     if found:
         yield found
