@@ -4,7 +4,8 @@
 This package binds libnvfp4jit with ctypes: importing it needs neither torch nor a GPU.
 Without torch: variants(), compile(), inspect(), explain(), choose(), check(), cache_dir(),
 Context. With torch (imported on first use): grouped_gemm(), Plan, tune(), the custom op
-torch.ops.nvfp4jit.grouped_gemm, and nvfp4jit.gpumode.custom_kernel.
+torch.ops.nvfp4jit.grouped_gemm, Weights + MoEPlan (a MoE layer with expert offsets on the
+device), and nvfp4jit.gpumode.custom_kernel.
 Errors raise nvfp4jit.Error (status, name, message).
 """
 from __future__ import annotations
@@ -20,7 +21,8 @@ from ._lib import Error, library_path, tool_path
 
 __all__ = ["__version__", "Error", "Context", "Kernel", "variants", "compile", "inspect",
            "explain", "choose", "check", "cache_dir", "default_context", "grouped_gemm",
-           "Plan", "tune", "library_path", "tool_path"]
+           "Plan", "tune", "Weights", "MoEPlan", "scale_bytes", "moe_scale_rows",
+           "library_path", "tool_path"]
 
 #: the version of the loaded library (one home: NVFP4JIT_VERSION_STRING in nvfp4jit.h)
 __version__ = _lib.nvfp4jit_version_string().decode()
@@ -74,6 +76,7 @@ class Context:
         self._plan_cache = {}              # grouped_gemm's plans (see _torch._cached_plan)
         self._live_plans = weakref.WeakSet()  # every open Plan, closed before the context
         self._pinned_plans = []            # cached plans that CUDA graphs captured: kept
+        self._live_weights = weakref.WeakSet()  # MoE weights, closed after the plans
         self.disk_cache = bool(disk_cache)
 
     @property
@@ -88,6 +91,8 @@ class Context:
                 p.close()
             self._plan_cache.clear()
             self._pinned_plans.clear()
+            for w in list(self._live_weights):
+                w.close()
             self._kernels.clear()
             _lib.nvfp4jit_ctx_destroy(self._h)
             self._h = ctypes.c_void_p()
@@ -291,6 +296,18 @@ def explain(shapes, arch=None, top=10, ctx: Context = None) -> str:
     return p.stdout
 
 
+def scale_bytes(rows: int, k: int) -> int:
+    """Bytes of one operand's scales in the blocked layout (rows padded to 128, K/16 columns
+    padded to 4)."""
+    return int(_lib.nvfp4jit_scale_bytes(int(rows), int(k)))
+
+
+def moe_scale_rows(max_rows: int, num_experts: int) -> int:
+    """Rows of the token-scale buffer of a MoE call: round_up(max_rows + 127 E, 128) (every
+    expert's scales start at a multiple of 128 rows)."""
+    return int(_lib.nvfp4jit_moe_scale_rows(int(max_rows), int(num_experts)))
+
+
 def cache_dir(ctx: Context = None) -> str:
     """The cache directory in use ($NVFP4JIT_CACHE_DIR, $XDG_CACHE_HOME/nvfp4jit or
     ~/.cache/nvfp4jit unless the Context says otherwise)."""
@@ -298,7 +315,7 @@ def cache_dir(ctx: Context = None) -> str:
 
 
 # ---- torch layer, imported on first use ---------------------------------------------------------
-_TORCH_NAMES = ("grouped_gemm", "Plan", "tune")
+_TORCH_NAMES = ("grouped_gemm", "Plan", "tune", "Weights", "MoEPlan")
 
 
 def __getattr__(name):

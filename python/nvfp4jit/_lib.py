@@ -103,6 +103,23 @@ class TuneOptions(ctypes.Structure):
                 ("results_cap", c_size_t), ("results_count", ctypes.POINTER(c_size_t))]
 
 
+class WeightsDesc(ctypes.Structure):
+    _fields_ = [("num_experts", c_int), ("n", ctypes.c_int64), ("k", ctypes.c_int64),
+                ("b", ctypes.c_uint64), ("sfb", ctypes.c_uint64),
+                ("b_experts", ctypes.POINTER(ctypes.c_uint64)),
+                ("sfb_experts", ctypes.POINTER(ctypes.c_uint64))]
+
+
+class MoeInfo(ctypes.Structure):
+    _fields_ = [("variant", Variant), ("choice", c_int), ("device_bytes", c_size_t),
+                ("setup_ms", c_double), ("grid", ctypes.c_uint), ("prep_grid", ctypes.c_uint)]
+
+
+class MoeCall(ctypes.Structure):
+    _fields_ = [("a", ctypes.c_uint64), ("sfa", ctypes.c_uint64), ("c", ctypes.c_uint64),
+                ("offsets", ctypes.c_uint64), ("sf_offsets", ctypes.c_uint64)]
+
+
 ARCH_SM90A, ARCH_SM100A = 90, 100
 ARTIFACT = {"source": 0, "ptx": 1, "cubin": 2, "log": 3, "cache_key": 4, "cache_path": 5}
 CHOICE = {0: "heuristic", 1: "forced", 2: "tuned"}
@@ -153,6 +170,21 @@ nvfp4jit_tune_db_path = _fn("nvfp4jit_tune_db_path", c_char_p, _ctx_p)
 nvfp4jit_device_arch = _fn("nvfp4jit_device_arch", c_int, _ctx_p, P(c_int))
 nvfp4jit_reference_run = _fn("nvfp4jit_reference_run", c_int, _ctx_p, c_void_p, c_size_t,
                              c_void_p)
+
+# MoE layers (issue 12); absent from libraries older than the MoE API
+if hasattr(lib, "nvfp4jit_moe_run"):
+    nvfp4jit_scale_bytes = _fn("nvfp4jit_scale_bytes", c_size_t, ctypes.c_int64, ctypes.c_int64)
+    nvfp4jit_moe_scale_rows = _fn("nvfp4jit_moe_scale_rows", ctypes.c_int64, ctypes.c_int64,
+                                  c_int)
+    nvfp4jit_weights_create = _fn("nvfp4jit_weights_create", c_int, _ctx_p, c_int,
+                                  P(WeightsDesc), P(c_void_p))
+    nvfp4jit_weights_destroy = _fn("nvfp4jit_weights_destroy", None, c_void_p)
+    nvfp4jit_moe_plan_create = _fn("nvfp4jit_moe_plan_create", c_int, c_void_p, ctypes.c_int64,
+                                   P(Variant), P(c_void_p))
+    nvfp4jit_moe_plan_destroy = _fn("nvfp4jit_moe_plan_destroy", None, c_void_p)
+    nvfp4jit_moe_plan_info = _fn("nvfp4jit_moe_plan_info", c_int, c_void_p, P(MoeInfo))
+    nvfp4jit_moe_run = _fn("nvfp4jit_moe_run", c_int, c_void_p, P(MoeCall), c_void_p)
+    nvfp4jit_moe_plan_check = _fn("nvfp4jit_moe_plan_check", c_int, c_void_p, P(c_int))
 
 # ---- status and errors ----------------------------------------------------------------------
 STATUS = {}  # value -> name ("ERR_COMPILE"), read from the library's own strings

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import array
 import ctypes
+import weakref
 from typing import List
 
 import torch
 
 from . import _lib, Context, Error, _arch, _vformat, _vparse, default_context
 
-__all__ = ["grouped_gemm", "Plan", "tune"]
+__all__ = ["grouped_gemm", "Plan", "tune", "Weights", "MoEPlan"]
 
 _BYTE_DTYPES = {torch.uint8, torch.int8}
 for _n in ("float4_e2m1fn_x2", "float8_e4m3fn"):
@@ -333,3 +334,170 @@ def _op_grouped_gemm_out(a: List[torch.Tensor], b: List[torch.Tensor], sfa: List
 @_op_grouped_gemm_out.register_fake
 def _(a, b, sfa, sfb, out):
     return None
+
+
+# ---- MoE layers: weights registered once, expert offsets on the device (issue 12) ----------------
+def _moe_check():
+    if not hasattr(_lib, "nvfp4jit_moe_run"):
+        raise Error(14, f"{_lib.library_path} has no MoE API (older library)")
+
+
+def _int32_vec(t, name, need):
+    if _REQUIRE_CUDA and not t.is_cuda:
+        raise Error(_INVALID, f"{name} is not a CUDA tensor")
+    if t.dtype != torch.int32 or not t.is_contiguous() or t.numel() < need:
+        raise Error(_INVALID, f"{name} must be a contiguous int32 tensor of at least {need} "
+                              f"elements (got {t.dtype}, {tuple(t.shape)})")
+    return t.data_ptr()
+
+
+class Weights:
+    """The expert weights of one MoE layer, registered once (nvfp4jit_weights): E experts of
+    N x K in the format of a group's B and SFB. b: a stacked (E, N, K/2) byte tensor, or a list
+    of E (N, K/2) tensors; sfb: stacked, a contiguous byte tensor holding the E blocked-layout
+    scale blocks back to back (scale_bytes(N, K) each, e.g. shape (E, scale_bytes(N, K))), or
+    a list of E blocked-layout tensors. No device access; sm_90a only. The tensors are kept
+    alive here and must not change while the Weights or a plan of it exists."""
+
+    def __init__(self, b, sfb, arch="sm_90a", ctx: Context = None):
+        from . import scale_bytes
+        _moe_check()
+        self._ctx = ctx or default_context()
+        self._h = ctypes.c_void_p()
+        self._plans = weakref.WeakSet()
+        d = _lib.WeightsDesc()
+        if isinstance(b, (list, tuple)):
+            if not isinstance(sfb, (list, tuple)) or len(sfb) != len(b) or not b:
+                raise Error(1, "b and sfb must be lists of the same length >= 1")
+            rows = [_rows(t, e, "b", _BYTE_DTYPES) for e, t in enumerate(b)]
+            n, k2 = rows[0][1], rows[0][2]
+            for e, (_, ne, ke) in enumerate(rows):
+                if (ne, ke) != (n, k2):
+                    raise Error(_INVALID, f"expert {e}: b is ({ne}, {ke}), expert 0 ({n}, {k2})")
+            E = len(b)
+            bp = (ctypes.c_uint64 * E)(*(r[0] for r in rows))
+            sp = (ctypes.c_uint64 * E)(*(_scales(t, e, "sfb", n, 2 * k2)
+                                         for e, t in enumerate(sfb)))
+            d.b_experts, d.sfb_experts = bp, sp
+            self._keep = (list(b), list(sfb), bp, sp)
+        else:
+            shape, st = b.shape, b.stride()
+            if len(shape) != 3 or (_REQUIRE_CUDA and not b.is_cuda) or b.dtype not in _BYTE_DTYPES:
+                raise Error(_INVALID, f"b must be a (E, N, K/2) byte CUDA tensor (got "
+                                      f"{b.dtype}, {tuple(shape)} on {b.device})")
+            E, n, k2 = shape
+            if not b.is_contiguous():
+                raise Error(_INVALID, f"b is not contiguous (strides {tuple(st)})")
+            need = E * scale_bytes(n, 2 * k2)
+            if ((_REQUIRE_CUDA and not sfb.is_cuda) or sfb.dtype not in _BYTE_DTYPES
+                    or not sfb.is_contiguous() or sfb.numel() < need):
+                raise Error(_INVALID, f"sfb must be a contiguous byte CUDA tensor of at least "
+                                      f"E * scale_bytes(N, K) = {need} bytes")
+            d.b, d.sfb = b.data_ptr(), sfb.data_ptr()
+            self._keep = (b, sfb)
+        d.num_experts, d.n, d.k = E, n, 2 * k2
+        self.num_experts, self.n, self.k = E, n, 2 * k2
+        self._ctx._check(_lib.nvfp4jit_weights_create(self._ctx._h, _arch(arch),
+                                                      ctypes.byref(d), ctypes.byref(self._h)))
+        self._ctx._live_weights.add(self)
+
+    def __repr__(self):
+        return f"<nvfp4jit.Weights {self.num_experts} experts of {self.n}x{self.k}>"
+
+    def close(self):
+        """Destroy the plans made from these weights, then the weights."""
+        for p in list(self._plans):
+            p.close()
+        if self._h.value and self._ctx._h.value:
+            _lib.nvfp4jit_weights_destroy(self._h)
+        self._h = ctypes.c_void_p()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class MoEPlan:
+    """A MoE layer over Weights for up to max_rows tokens (nvfp4jit_moe_plan): the variant is
+    chosen (or forced) and compiled, and the weights' tensor maps, the fp16 token workspace
+    and an error word are built on the device once (needs the GPU). run() is two launches
+    with no host work per expert: the expert offsets are read on the device, so a kernel
+    queued before on the same stream may write them; CUDA-graph capturable (a replay reads
+    the buffers given at capture). Runs of one plan must not execute concurrently."""
+
+    def __init__(self, weights: Weights, max_rows: int, variant=None):
+        from . import moe_scale_rows
+        _moe_check()
+        self.weights, self.max_rows = weights, int(max_rows)
+        self._ctx = weights._ctx
+        self._h = ctypes.c_void_p()
+        force = ctypes.byref(_vparse(variant)) if variant else None
+        self._ctx._check(_lib.nvfp4jit_moe_plan_create(weights._h, self.max_rows, force,
+                                                       ctypes.byref(self._h)))
+        info = _lib.MoeInfo()
+        self._ctx._check(_lib.nvfp4jit_moe_plan_info(self._h, ctypes.byref(info)))
+        self.info = dict(variant=_vformat(info.variant),
+                         choice=_lib.CHOICE.get(info.choice, str(info.choice)),
+                         device_bytes=info.device_bytes, setup_ms=info.setup_ms,
+                         grid=info.grid, prep_grid=info.prep_grid)
+        self.variant = self.info["variant"]
+        #: rows of the token-scale buffer a call needs (moe_scale_rows(max_rows, E))
+        self.scale_rows = moe_scale_rows(self.max_rows, weights.num_experts)
+        weights._plans.add(self)
+        self._ctx._live_plans.add(self)
+
+    def __repr__(self):
+        return (f"<nvfp4jit.MoEPlan {self.variant} ({self.info['choice']}), "
+                f"{self.weights.num_experts} experts, max_rows {self.max_rows}>")
+
+    def close(self):
+        """Free the plan (no run or graph replay of it may still be pending)."""
+        if self._h.value and self._ctx._h.value and self.weights._h.value:
+            _lib.nvfp4jit_moe_plan_destroy(self._h)
+        self._h = ctypes.c_void_p()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def run(self, a, sfa, offsets, sf_offsets, out=None, stream=None):
+        """One MoE call, tokens sorted by expert: a (>= max_rows, K/2) packed e2m1 bytes,
+        expert e owning rows offsets[e] .. offsets[e+1]-1; sfa: a contiguous byte tensor of at
+        least scale_rows * K/16 bytes, expert e's scales in the blocked layout from scale row
+        sf_offsets[e] (a multiple of 128); offsets int32 [E+1], sf_offsets int32 [E] on the
+        device; out: fp16 (>= max_rows, N) or None (allocated). Rows no valid expert owns are
+        not written. @return out."""
+        E, n, k = self.weights.num_experts, self.weights.n, self.weights.k
+        pa, ra, ka = _rows(a, 0, "a", _BYTE_DTYPES)
+        if ra < self.max_rows or 2 * ka != k:
+            raise Error(_INVALID, f"a is ({ra}, {ka}); expected ({self.max_rows}, {k // 2})")
+        if (_REQUIRE_CUDA and not sfa.is_cuda) or sfa.dtype not in _BYTE_DTYPES \
+                or not sfa.is_contiguous() or sfa.numel() < self.scale_rows * (k // 16):
+            raise Error(_INVALID, f"sfa must be a contiguous byte CUDA tensor of at least "
+                                  f"scale_rows * K/16 = {self.scale_rows * (k // 16)} bytes")
+        if out is None:
+            out = torch.empty((self.max_rows, n), dtype=torch.float16, device=a.device)
+        pc, rc, nc = _rows(out, 0, "out", _FP16)
+        if rc < self.max_rows or nc != n:
+            raise Error(_INVALID, f"out is ({rc}, {nc}); expected ({self.max_rows}, {n})")
+        call = _lib.MoeCall(pa, sfa.data_ptr(), pc, _int32_vec(offsets, "offsets", E + 1),
+                            _int32_vec(sf_offsets, "sf_offsets", E))
+        if stream is None:
+            stream = torch.cuda.current_stream().cuda_stream
+        self._ctx._check(_lib.nvfp4jit_moe_run(self._h, ctypes.byref(call), stream))
+        return out
+
+    def check(self):
+        """Read and clear the device-side error word (synchronise the runs' stream first):
+        raise Error (ERR_INVALID_PROBLEM, "expert E: ...") when a run since the last check
+        skipped an expert for bad offsets; the expert is in the exception's .expert."""
+        ex = ctypes.c_int(-1)
+        st = _lib.nvfp4jit_moe_plan_check(self._h, ctypes.byref(ex))
+        if st:
+            err = Error(st, _lib.nvfp4jit_last_error(self._ctx._h).decode(errors="replace"))
+            err.expert = ex.value
+            raise err

@@ -195,6 +195,29 @@ class TorchCpuSimulationTest(unittest.TestCase):
             for g in range(len(shapes)):
                 self.assertTrue(torch.equal(out[g], ref[g]), f"call {i} group {g}")
 
+    def test_moe_weights(self):
+        E, n, k = 3, 256, 512
+        sb = nvfp4jit.scale_bytes(n, k)
+        self.assertEqual(sb, 256 * k // 16)
+        self.assertEqual(nvfp4jit.moe_scale_rows(1000, 8), 2048)
+        b = torch.zeros((E, n, k // 2), dtype=torch.uint8)
+        sfb = torch.zeros((E, sb), dtype=torch.uint8)
+        w = nvfp4jit.Weights(b, sfb)
+        self.assertEqual((w.num_experts, w.n, w.k), (E, n, k))
+        w2 = nvfp4jit.Weights(list(b), list(sfb))
+        self.assertEqual((w2.num_experts, w2.n, w2.k), (E, n, k))
+        with self.assertRaises(nvfp4jit.Error) as cm:
+            nvfp4jit.Weights(b, sfb[:, :100])
+        self.assertIn("E * scale_bytes(N, K)", cm.exception.message)
+        with self.assertRaises(nvfp4jit.Error) as cm:  # the library's own check: K
+            nvfp4jit.Weights(torch.zeros((E, n, 50), dtype=torch.uint8), sfb)
+        self.assertEqual(cm.exception.name, "ERR_INVALID_PROBLEM")
+        with self.assertRaises(nvfp4jit.Error) as cm:
+            nvfp4jit.Weights(b, sfb, arch="sm_100a")
+        self.assertEqual(cm.exception.name, "ERR_UNSUPPORTED_ARCH")
+        w.close()
+        w2.close()
+
     def test_errors(self):
         a = [torch.zeros((96, 64), dtype=torch.uint8)]
         s = [torch.zeros((1024,), dtype=torch.uint8)]
@@ -385,6 +408,51 @@ class TorchGpuTest(unittest.TestCase):
         for e, c, o in zip(eager, compiled, outs):
             self.assertTrue(torch.equal(e * 2, c))
             self.assertTrue(torch.equal(e, o))
+
+    def test_moe(self):
+        from nvfp4jit import testing
+        counts, n, k = [5, 0, 130, 40], 256, 512
+        E, max_rows = len(counts), 200
+        data = self._data([(c, n, k) for c in counts], seed=21)
+        b = torch.stack([_u8(x[1][:, :, 0]) for x in data[0]])
+        sfb = torch.stack([testing.to_blocked(s[1][:, :, 0]) for s in data[1]]).cuda()
+        off, sfo, r, srow = [], [], 0, 0
+        for c in counts:
+            off.append(r)
+            sfo.append(srow)
+            r += c
+            srow += -(-c // 128) * 128
+        off.append(r)
+        a = torch.zeros((max_rows, k // 2), dtype=torch.uint8, device="cuda")
+        sfa = torch.zeros((nvfp4jit.moe_scale_rows(max_rows, E) * (k // 16),), dtype=torch.uint8,
+                          device="cuda")
+        for e, c in enumerate(counts):
+            if c:
+                a[off[e]:off[e] + c] = _u8(data[0][e][0][:, :, 0])
+                blk = testing.to_blocked(data[1][e][0][:, :, 0]).view(torch.uint8).cuda()
+                sfa[sfo[e] * (k // 16):sfo[e] * (k // 16) + blk.numel()] = blk
+        offsets = torch.tensor(off, dtype=torch.int32, device="cuda")
+        sf_offsets = torch.tensor(sfo, dtype=torch.int32, device="cuda")
+        ref = self.t.reference(data)
+        for w in (nvfp4jit.Weights(b, sfb), nvfp4jit.Weights(list(b), list(sfb))):
+            plan = nvfp4jit.MoEPlan(w, max_rows)
+            self.assertIn(plan.variant, nvfp4jit.variants("sm_90a"))
+            out = torch.full((max_rows, n), float("nan"), dtype=torch.float16, device="cuda")
+            self.assertIs(plan.run(a, sfa, offsets, sf_offsets, out), out)
+            torch.cuda.synchronize()
+            plan.check()
+            for e, c in enumerate(counts):
+                _close(self, out[off[e]:off[e] + c], ref[e], k, f"{plan} expert {e}")
+            self.assertTrue(torch.isnan(out[off[-1]:]).all().item())  # rows no expert owns
+            bad = offsets.clone()
+            bad[E] = max_rows + 10  # the last expert runs past max_rows: skipped, reported
+            plan.run(a, sfa, bad, sf_offsets, out)
+            torch.cuda.synchronize()
+            with self.assertRaises(nvfp4jit.Error) as cm:
+                plan.check()
+            self.assertEqual(cm.exception.expert, E - 1)
+            self.assertIn(f"expert {E - 1}", cm.exception.message)
+            w.close()
 
     def test_tune(self):
         data = self._data([(64, 512, 1024), (96, 512, 1024)], seed=3)
