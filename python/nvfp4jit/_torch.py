@@ -118,12 +118,21 @@ def _groups(a, b, sfa, sfb, out):
     return vals, shapes, outs
 
 
+_arch_of_device = {}  # device index -> arch (asked once per device)
+
+
 def _device_arch(device):
+    idx = device.index if isinstance(device, torch.device) else device
+    a = _arch_of_device.get(idx) if idx is not None else None
+    if a is not None:
+        return a
     cc = torch.cuda.get_device_capability(device)
     a = _ARCH_OF_CC.get(cc)
     if a is None:
         raise Error(12, f"device {device} has compute capability {cc[0]}.{cc[1]}; nvfp4jit "
                         "runs on 9.0 (sm_90a) and 10.0 (sm_100a)")
+    if idx is not None:
+        _arch_of_device[idx] = a
     return a
 
 
