@@ -431,10 +431,11 @@ class Weights:
 class MoEPlan:
     """A MoE layer over Weights for up to max_rows tokens (nvfp4jit_moe_plan): the variant is
     chosen (or forced) and compiled, and the weights' tensor maps, the fp16 token workspace
-    and an error word are built on the device once (needs the GPU). run() is two launches
-    with no host work per expert: the expert offsets are read on the device, so a kernel
-    queued before on the same stream may write them; CUDA-graph capturable (a replay reads
-    the buffers given at capture). Runs of one plan must not execute concurrently."""
+    and an error word are built on the device once (needs the GPU). run() launches the layer
+    (nvfp4jit_moe_run) with no host work per expert: the expert offsets are read on the
+    device, so a kernel queued before on the same stream may write them; CUDA-graph
+    capturable (a replay reads the buffers given at capture). Runs of one plan must not
+    execute concurrently."""
 
     def __init__(self, weights: Weights, max_rows: int, variant=None):
         from . import moe_scale_rows
