@@ -209,6 +209,7 @@ nvfp4jit_status nj_kernel_load(nvfp4jit_ctx *ctx, const drv_api *api, nvfp4jit_k
     }
     k->mod = m;
     k->fn = fn;
+    k->dyn_smem_attr = k->res.shared_dynamic_bytes > 48 * 1024 ? k->res.shared_dynamic_bytes : 48 * 1024;
     k->fn_prep = fn_prep;
     k->mod_ctx = cur;
     return NVFP4JIT_OK;

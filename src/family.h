@@ -29,6 +29,7 @@ typedef struct nj_moe_args {
     int32_t max_rows, sf_rows;
     uint64_t barrier;
 } nj_moe_args;
+_Static_assert(sizeof(nj_moe_args) == 64, "nj_moe_args must match MoeArgs (64 bytes)");
 
 typedef struct family {
     nvfp4jit_arch arch;

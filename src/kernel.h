@@ -18,6 +18,7 @@ struct nvfp4jit_kernel {
     CUmodule mod;
     CUfunction fn;
     CUfunction fn_prep; /* <KERNEL_NAME>_prep when the module has one (sm_90a act16), else NULL */
+    int dyn_smem_attr;  /* fn's CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: only ever raised */
     CUcontext mod_ctx;
 };
 

@@ -32,6 +32,7 @@ struct nvfp4jit_moe_plan {
     nvfp4jit_moe_info info;
     int64_t max_rows, sf_rows;
     CUcontext cu_ctx;
+    CUfunction fn; /* the kernel in cu_ctx (the compiled kernel may be reloaded elsewhere) */
     CUdeviceptr blob, ws, status, barrier;
     size_t dyn_smem;
 };
@@ -196,10 +197,16 @@ static nvfp4jit_status moe_build(nvfp4jit_moe_plan *p, const drv_api *api) {
     if (r != CUDA_SUCCESS) return drv_fail(ctx, r, "cuMemcpyHtoD (MoE blob)");
     NJ_FORWARD_IF_ERROR(nj_kernel_load(ctx, api, p->kernel));
     NJ_RETURN_IF(ctx, !p->kernel->fn_prep, NVFP4JIT_ERR_INTERNAL, "act16 module without prep kernel");
-    DRV_CHECK(ctx, api,
-              cuFuncSetAttribute(p->kernel->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                 (int)p->dyn_smem),
-              "cuFuncSetAttribute (MoE shared memory)");
+    /* the function is shared by every plan of this variant: its shared-memory limit only
+     * ever grows (a plan of fewer experts must not shrink it under one of more) */
+    p->fn = p->kernel->fn;
+    if ((int)p->dyn_smem > p->kernel->dyn_smem_attr) {
+        DRV_CHECK(ctx, api,
+                  cuFuncSetAttribute(p->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                     (int)p->dyn_smem),
+                  "cuFuncSetAttribute (MoE shared memory)");
+        p->kernel->dyn_smem_attr = (int)p->dyn_smem;
+    }
     p->info.device_bytes = wsb + bb + 16;
     /* persistent grid: as many CTAs as fit on the device at once (small tiles fit several
      * per SM, and decode needs them: with one per SM decode64-down ran 2x slower than the
@@ -210,13 +217,13 @@ static nvfp4jit_status moe_build(nvfp4jit_moe_plan *p, const drv_api *api) {
     int sms = ctx->device_sms > 0 ? ctx->device_sms : 132, per_sm = 0;
     DRV_CHECK(ctx, api,
               cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                  &per_sm, p->kernel->fn, fam_sm90a.threads(v), p->dyn_smem),
+                  &per_sm, p->fn, fam_sm90a.threads(v), p->dyn_smem),
               "cuOccupancyMaxActiveBlocksPerMultiprocessor");
     NJ_RETURN_IF(ctx, per_sm < 1, NVFP4JIT_ERR_INVALID_VARIANT,
                  "the MoE kernel of %d experts does not fit an SM", w->experts);
     int64_t grid = (int64_t)sms * per_sm;
     int threads = fam_sm90a.threads(v);
-    if (grid * threads > (1 << 24)) grid = (1 << 24) / threads; /* the prep index bound */
+    if (grid * threads > (1 << 24)) grid = (1 << 24) / threads; /* (a sane bound) */
     p->info.grid = (unsigned)(bound < grid ? bound : grid);
     p->info.prep_grid = 0; /* the fused kernel converts the tokens itself */
     return NVFP4JIT_OK;
@@ -320,12 +327,18 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_run(nvfp4jit_moe_plan *p,
                      (int32_t)(p->sf_rows > INT_MAX ? INT_MAX : p->sf_rows),
                      (uint64_t)p->barrier};
     void *args[] = {&p->blob, &m};
-    /* cooperative: the kernel's grid barrier needs every CTA resident (grid = occupancy) */
-    DRV_CHECK(ctx, api,
-              cuLaunchCooperativeKernel(p->kernel->fn, p->info.grid, 1, 1,
-                                        (unsigned)fam_sm90a.threads(&p->info.variant), 1, 1,
-                                        (unsigned)p->dyn_smem, (CUstream)stream, args),
-              "cuLaunchCooperativeKernel (MoE)");
+    /* cooperative: the kernel's grid barrier needs every CTA resident (grid = occupancy).
+     * Where fewer SMs are available than the device has (MPS, green contexts) the launch is
+     * too large: the kernel works with any grid, so halve it (kept for later calls). */
+    for (;;) {
+        CUresult r = api->cuLaunchCooperativeKernel(
+            p->fn, p->info.grid, 1, 1, (unsigned)fam_sm90a.threads(&p->info.variant), 1, 1,
+            (unsigned)p->dyn_smem, (CUstream)stream, args);
+        if (r == CUDA_SUCCESS) break;
+        if (r != CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE || p->info.grid <= 1)
+            return drv_fail(ctx, r, "cuLaunchCooperativeKernel (MoE)");
+        p->info.grid /= 2;
+    }
     return NVFP4JIT_OK;
 }
 

@@ -109,8 +109,8 @@ static __device__ __forceinline__ int moe_expert(const MoeArgs &p, int e, int *r
   *s0 = s;
   if (a < 0 || b < a) return -1;
   if (b > p.max_rows) return -2;
-  if (s < 0 || (s & 127) || s > p.sf_rows - ((b - a + 127) & ~127)) return -4;
-  return b - a;
+  if (b > a && (s < 0 || (s & 127) || s > p.sf_rows - ((b - a + 127) & ~127))) return -4;
+  return b - a;   // (an empty expert's scale offset is never read, so never checked)
 }
 static __device__ __forceinline__ void moe_fault(const MoeArgs &p, int e, int bits) {
   atomicOr(p.status, bits);
@@ -161,10 +161,7 @@ extern "C" __global__ void __launch_bounds__(256)
 ${KERNEL_NAME}_prep(const unsigned char *__restrict__ blob, const MoeArgs moe) {
   const BlobHeader *hdr = (const BlobHeader *)blob;
   const GroupDesc *groups = (const GroupDesc *)(blob + hdr->groups_off);
-  if (moe.offsets) {   // (the MoE call runs the fused kernel below; kept for completeness)
-    moe_prep_item(moe, groups, hdr->num_groups, blockIdx.x * 256 + threadIdx.x);
-    return;
-  }
+  if (moe.offsets) return;   // the MoE call converts its tokens in the fused kernel
   const int item = blockIdx.x * 256 + threadIdx.x;
   if (item >= hdr->prep_items) return;
   // last group whose first item is <= item (empty groups share their successor's prep0)
@@ -316,16 +313,22 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
+  int moe_void = 0;   // MoE: offsets not monotone inside [0, max_rows]: the call does nothing
   if (moe.offsets) {
-    // tiles per expert (weight tiles outer, as in the grouped blob), then a prefix sum by warp 0
+    // tiles per expert (weight tiles outer, as in the grouped blob), then a prefix sum by warp 0.
+    // Row faults (negative, decreasing or past max_rows offsets) void the whole call: only
+    // monotone offsets make the experts disjoint (and bound the tile count the host checked);
+    // a scale-offset fault skips its expert only.
     const int tiles_x = (groups[0].n + ${BLOCK_M - 1}) / ${BLOCK_M};
+    int row_fault = 0;
     for (int e = tid; e < E; e += ${THREADS}) {
       int r0, s0;
       const int cnt = moe_expert(moe, e, &r0, &s0);
       if (cnt < 0 && blockIdx.x == 0) moe_fault(moe, e, -cnt);
+      row_fault |= cnt == -1 || cnt == -2;
       tab[e + 1] = cnt > 0 ? tiles_x * ((cnt + ${BLOCK_N - 1}) / ${BLOCK_N}) : 0;
     }
-    __syncthreads();
+    moe_void = __syncthreads_or(row_fault);
     if (tid < 32) {
       int carry = 0;
       for (int b = 0; b < E; b += 32) {
@@ -342,7 +345,7 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
     }
   }
   __syncthreads();
-  if (moe.offsets) num_tiles = tab[E];
+  if (moe.offsets) num_tiles = moe_void ? 0 : tab[E];
   // The tile's group (MoE: expert), weight and token tile, its first token row in the token
   // map, its token count and C.
   auto tile_at = [&](int ti) -> TileInfo {
@@ -372,6 +375,9 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
     // ---- producer ----
     if (tid == ${WG * 128}) {
       const u32 base = smem_u32(smem);
+      // MoE: the fp16 tokens were written by other CTAs' generic stores before the grid
+      // barrier; order them before this thread's TMA (async proxy) reads as well.
+      if (moe.offsets) asm volatile("fence.proxy.async.global;" ::: "memory");
       int it = 0;
 ${TILE_LOOP}
         const TileInfo tile = tile_at(ti);
@@ -383,6 +389,11 @@ ${TILE_LOOP}
         asm volatile("prefetch.tensormap [%0];" :: "l"(tok_map) : "memory");
         asm volatile("prefetch.tensormap [%0];" :: "l"(w_map) : "memory");
         asm volatile("prefetch.tensormap [%0];" :: "l"(sf_map) : "memory");
+        // the maps were written by a host copy (generic proxy), the tensormap proxy reads them:
+        // acquire them for it (PTX ISA "fence.proxy.tensormap::generic")
+        asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" :: "l"(tok_map) : "memory");
+        asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" :: "l"(w_map) : "memory");
+        asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" :: "l"(sf_map) : "memory");
         const int sfb_last = (g.n + 127) / 128 - 1 - x0 / 128;  // last block of the array, from x0's
         for (int kt = 0; kt < nk; kt++, it++) {
           const int slot = it % ${STAGES};

@@ -476,9 +476,99 @@ static void moe_bad_offsets(void) {
         }
         CHECK(nvfp4jit_moe_plan_check(p, NULL) == NVFP4JIT_OK); /* cleared */
     }
+    /* overlapping experts (offsets 0, 40, 0, 40, ...: every other expert is valid on its own)
+     * void the whole call: nothing is written, the fault is reported */
+    {
+        int off[9], sfo[8];
+        for (int e = 0; e <= 8; e++) off[e] = e % 2 ? 40 : 0;
+        for (int e = 0; e < 8; e++) sfo[e] = 128 * e;
+        CHECK(api->cuMemcpyHtoD(c.doff, off, sizeof off) == CUDA_SUCCESS);
+        CHECK(api->cuMemcpyHtoD(c.dsfo, sfo, sizeof sfo) == CUDA_SUCCESS);
+        CHECK(api->cuMemsetD8(c.dc, 0xFF, (size_t)(c.max_rows * c.n * 2)) == CUDA_SUCCESS);
+        nvfp4jit_moe_call call = mc_call(&c);
+        CHECK(nvfp4jit_moe_run(p, &call, NULL) == NVFP4JIT_OK);
+        CHECK(api->cuCtxSynchronize() == CUDA_SUCCESS);
+        int ex = -2;
+        CHECK(nvfp4jit_moe_plan_check(p, &ex) == NVFP4JIT_ERR_INVALID_PROBLEM && ex == 1);
+        size_t cnt = (size_t)(c.max_rows * c.n), w = 0;
+        uint16_t *out = malloc(cnt * 2);
+        REQUIRE(out);
+        CHECK(api->cuMemcpyDtoH(out, c.dc, cnt * 2) == CUDA_SUCCESS);
+        for (size_t i = 0; i < cnt; i++) w += out[i] != 0xFFFF;
+        free(out);
+        printf("  bad offsets, overlapping experts: %zu elements written (want 0): %s\n", w,
+               nvfp4jit_last_error(ctx));
+        CHECK(w == 0);
+    }
+    /* an empty expert's scale offset is never read: no fault for a sentinel there */
+    {
+        mc_offsets(&c);
+        int sfo[8];
+        memcpy(sfo, c.sfo, sizeof sfo);
+        sfo[1] = -1; /* expert 1 has no rows */
+        CHECK(api->cuMemcpyHtoD(c.doff, c.off, sizeof(int) * 9) == CUDA_SUCCESS);
+        CHECK(api->cuMemcpyHtoD(c.dsfo, sfo, sizeof sfo) == CUDA_SUCCESS);
+        CHECK(api->cuMemsetD8(c.dc, 0xFF, (size_t)(c.max_rows * c.n * 2)) == CUDA_SUCCESS);
+        nvfp4jit_moe_call call = mc_call(&c);
+        CHECK(nvfp4jit_moe_run(p, &call, NULL) == NVFP4JIT_OK);
+        CHECK(api->cuCtxSynchronize() == CUDA_SUCCESS);
+        CHECK(nvfp4jit_moe_plan_check(p, NULL) == NVFP4JIT_OK);
+        CHECK(mc_check(api, &c, "empty expert's sentinel", NULL) == 0);
+    }
     nvfp4jit_moe_plan_destroy(p);
     nvfp4jit_weights_destroy(w);
     mc_free(api, &c);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+static void moe_two_plans(void) {
+    /* Two plans of one variant over different expert counts share the compiled function: the
+     * smaller one must not shrink the shared-memory limit the larger one's tile table needs. */
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    NEED_SM90(ctx, api);
+    enum { EB = 2048 };
+    int *cb = calloc(EB, sizeof *cb);
+    REQUIRE(cb);
+    cb[0] = 3;
+    cb[700] = 130;
+    cb[2047] = 9;
+    static const int cs[8] = {5, 0, 17, 130, 1, 0, 64, 9};
+    moe_case big, small;
+    uint64_t seed = fresh_seed();
+    REQUIRE(mc_alloc(api, &big, EB, 64, 128, 160, cb, seed) == 0);
+    REQUIRE(mc_alloc(api, &small, 8, 64, 128, 256, cs, seed + 1) == 0);
+    nvfp4jit_weights *wb = mc_weights(ctx, &big), *ws = mc_weights(ctx, &small);
+    REQUIRE(wb && ws);
+    nvfp4jit_variant v;
+    /* the largest shared-memory footprint, so the 2048-expert table needs a raised limit */
+    REQUIRE(nvfp4jit_variant_parse("sm90a:64x256x64:s4:swap:act16p", &v) == NVFP4JIT_OK);
+    nvfp4jit_moe_plan *pb = NULL, *ps = NULL;
+    nvfp4jit_status s = nvfp4jit_moe_plan_create(wb, big.max_rows, &v, &pb);
+    CHECKF(s == NVFP4JIT_OK, "%s", nvfp4jit_last_error(ctx));
+    s = nvfp4jit_moe_plan_create(ws, small.max_rows, &v, &ps);
+    CHECKF(s == NVFP4JIT_OK, "%s", nvfp4jit_last_error(ctx));
+    if (pb && ps) {
+        nvfp4jit_moe_call call = mc_call(&big);
+        CHECK(api->cuMemsetD8(big.dc, 0xFF, (size_t)(big.max_rows * big.n * 2)) == CUDA_SUCCESS);
+        s = nvfp4jit_moe_run(pb, &call, NULL);
+        CHECKF(s == NVFP4JIT_OK, "%s", nvfp4jit_last_error(ctx));
+        CHECK(api->cuCtxSynchronize() == CUDA_SUCCESS);
+        CHECK(mc_check(api, &big, "two plans, 2048 experts", NULL) == 0);
+        call = mc_call(&small);
+        CHECK(api->cuMemsetD8(small.dc, 0xFF, (size_t)(small.max_rows * small.n * 2)) == CUDA_SUCCESS);
+        CHECK(nvfp4jit_moe_run(ps, &call, NULL) == NVFP4JIT_OK);
+        CHECK(api->cuCtxSynchronize() == CUDA_SUCCESS);
+        CHECK(mc_check(api, &small, "two plans, 8 experts", NULL) == 0);
+        CHECK(nvfp4jit_moe_plan_check(pb, NULL) == NVFP4JIT_OK);
+    }
+    nvfp4jit_moe_plan_destroy(pb);
+    nvfp4jit_moe_plan_destroy(ps);
+    nvfp4jit_weights_destroy(wb);
+    nvfp4jit_weights_destroy(ws);
+    mc_free(api, &big);
+    mc_free(api, &small);
+    free(cb);
     nvfp4jit_ctx_destroy(ctx);
 }
 
@@ -487,5 +577,6 @@ const test_case tests_moe[] = {
     {"small", moe_small},
     {"decode64", moe_decode64},
     {"bad_offsets", moe_bad_offsets},
+    {"two_plans", moe_two_plans},
     {0, 0},
 };
