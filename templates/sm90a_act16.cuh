@@ -389,11 +389,10 @@ ${TILE_LOOP}
         asm volatile("prefetch.tensormap [%0];" :: "l"(tok_map) : "memory");
         asm volatile("prefetch.tensormap [%0];" :: "l"(w_map) : "memory");
         asm volatile("prefetch.tensormap [%0];" :: "l"(sf_map) : "memory");
-        // the maps were written by a host copy (generic proxy), the tensormap proxy reads them:
-        // acquire them for it (PTX ISA "fence.proxy.tensormap::generic")
-        asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" :: "l"(tok_map) : "memory");
-        asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" :: "l"(w_map) : "memory");
-        asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" :: "l"(sf_map) : "memory");
+        // (No fence.proxy.tensormap::generic.acquire of the maps, which a host copy wrote
+        // before the launch: three per tile cost decode64-up 377 -> 505 us on the H200, one
+        // tile per CTA. Open question in the closing notes of 2026-12-03: __grid_constant__
+        // maps or one acquire per CTA.)
         const int sfb_last = (g.n + 127) / 128 - 1 - x0 / 128;  // last block of the array, from x0's
         for (int kt = 0; kt < nk; kt++, it++) {
           const int slot = it % ${STAGES};
