@@ -170,11 +170,18 @@ enum {
 NVFP4JIT_API nvfp4jit_status nvfp4jit_variant_check(nvfp4jit_ctx *ctx,
                                                     const nvfp4jit_variant *v);
 
-/** Format a variant as "sm90a:128x128x64:s3" (+ ":swap"). @return chars written (excluding
- *  NUL), or the length needed if buf is too small (like snprintf). */
+/** Format a variant as "sm90a:128x128x64:s3" (+ ":swap", ":act16", ":act16p").
+ *  buf may be NULL (then n is ignored and nothing is written: a length query).
+ *  @return chars written (excluding NUL), or the length needed if buf is too small (like
+ *  snprintf). */
 NVFP4JIT_API int nvfp4jit_variant_format(const nvfp4jit_variant *v, char *buf, size_t n);
-/** Parse the form written by nvfp4jit_variant_format. @return NVFP4JIT_OK or
- *  NVFP4JIT_ERR_INVALID_ARG (the string is malformed; nothing is checked against rules). */
+/** Largest number nvfp4jit_variant_parse accepts for BLOCK_M/N/K or STAGES (the validity
+ *  rules of nvfp4jit_variant_check are much tighter). */
+#define NVFP4JIT_VARIANT_MAX_PARAM 65536
+/** Parse exactly the form written by nvfp4jit_variant_format: numbers are decimal digits
+ *  with no sign, blank or leading zero, each 1..NVFP4JIT_VARIANT_MAX_PARAM; nothing else may
+ *  follow. @return NVFP4JIT_OK or NVFP4JIT_ERR_INVALID_ARG (the string is malformed or a
+ *  number is out of range; nothing is checked against the validity rules). */
 NVFP4JIT_API nvfp4jit_status nvfp4jit_variant_parse(const char *s, nvfp4jit_variant *out);
 
 /** Enumerate the valid variant space of an arch. Writes at most cap variants into out (may be

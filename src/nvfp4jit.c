@@ -117,6 +117,11 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_variant_check(nvfp4jit_ctx *ctx,
 }
 
 NVFP4JIT_API int nvfp4jit_variant_format(const nvfp4jit_variant *v, char *buf, size_t n) {
+    char dummy[1];
+    if (!buf) { /* measuring only: snprintf must not see a NULL buffer with n > 0 */
+        buf = dummy;
+        n = 0;
+    }
     if (!v) return snprintf(buf, n, "(null)");
     const char *a = v->arch == NVFP4JIT_ARCH_SM90A    ? "sm90a"
                     : v->arch == NVFP4JIT_ARCH_SM100A ? "sm100a"
@@ -129,29 +134,46 @@ NVFP4JIT_API int nvfp4jit_variant_format(const nvfp4jit_variant *v, char *buf, s
                                                               : "");
 }
 
+/* One number of a variant name: decimal digits only (no sign, blank or leading zero), at most
+ * NVFP4JIT_VARIANT_MAX_PARAM. @return the position after it, or NULL. */
+static const char *parse_param(const char *s, int *out) {
+    if (*s < '1' || *s > '9') return NULL;
+    long v = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        v = v * 10 + (*s - '0');
+        if (v > NVFP4JIT_VARIANT_MAX_PARAM) return NULL;
+    }
+    *out = (int)v;
+    return s;
+}
+
+static const char *skip_lit(const char *s, const char *lit) {
+    size_t n = strlen(lit);
+    return strncmp(s, lit, n) ? NULL : s + n;
+}
+
 NVFP4JIT_API nvfp4jit_status nvfp4jit_variant_parse(const char *s, nvfp4jit_variant *out) {
     if (!s || !out) return NVFP4JIT_ERR_INVALID_ARG;
     nvfp4jit_variant v;
     memset(&v, 0, sizeof v);
-    char arch[16];
-    int bm, bn, bk, st, used = 0;
-    if (sscanf(s, "%15[a-z0-9]:%dx%dx%d:s%d%n", arch, &bm, &bn, &bk, &st, &used) != 5)
-        return NVFP4JIT_ERR_INVALID_ARG;
-    if (!strcmp(arch, "sm90a")) v.arch = NVFP4JIT_ARCH_SM90A;
-    else if (!strcmp(arch, "sm100a")) v.arch = NVFP4JIT_ARCH_SM100A;
+    const char *p;
+    if ((p = skip_lit(s, "sm90a:"))) v.arch = NVFP4JIT_ARCH_SM90A;
+    else if ((p = skip_lit(s, "sm100a:"))) v.arch = NVFP4JIT_ARCH_SM100A;
     else return NVFP4JIT_ERR_INVALID_ARG;
-    const char *rest = s + used;
-    if (!strncmp(rest, ":swap", 5)) {
+    /* strict: the exact form nvfp4jit_variant_format writes, every number range-checked */
+    if (!(p = parse_param(p, &v.block_m)) || !(p = skip_lit(p, "x")) ||
+        !(p = parse_param(p, &v.block_n)) || !(p = skip_lit(p, "x")) ||
+        !(p = parse_param(p, &v.block_k)) || !(p = skip_lit(p, ":s")) ||
+        !(p = parse_param(p, &v.stages)))
+        return NVFP4JIT_ERR_INVALID_ARG;
+    const char *q;
+    if ((q = skip_lit(p, ":swap"))) {
         v.swap_ab = 1;
-        rest += 5;
+        p = q;
     }
-    if (!strcmp(rest, ":act16")) v.strategy = NVFP4JIT_STRATEGY_ACT16;
-    else if (!strcmp(rest, ":act16p")) v.strategy = NVFP4JIT_STRATEGY_ACT16P;
-    else if (*rest) return NVFP4JIT_ERR_INVALID_ARG;
-    v.block_m = bm;
-    v.block_n = bn;
-    v.block_k = bk;
-    v.stages = st;
+    if (!strcmp(p, ":act16")) v.strategy = NVFP4JIT_STRATEGY_ACT16;
+    else if (!strcmp(p, ":act16p")) v.strategy = NVFP4JIT_STRATEGY_ACT16P;
+    else if (*p) return NVFP4JIT_ERR_INVALID_ARG;
     *out = v;
     return NVFP4JIT_OK;
 }

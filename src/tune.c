@@ -121,6 +121,7 @@ int tdb_format(const tdb_entry *e, char *out, size_t n) {
 }
 
 static int parse_int(const char *s, int *out) {
+    if (*s < '0' || *s > '9') return -1; /* strtol would skip blanks and take a sign */
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
