@@ -323,10 +323,17 @@ static cache_result verify_dir(int dfd, const char *key, cache_entry *out, char 
     manifest_info mi;
     int over = 0;
 
-    int fd = openat(dfd, MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* NOTE: without O_NONBLOCK, open(2) of a FIFO planted here blocks until a writer comes */
+    int fd = openat(dfd, MANIFEST, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         res = errno_is_local(errno) ? CACHE_ERROR : CACHE_CORRUPT;
         msg(why, why_n, MANIFEST ": %s", errno == ENOENT ? "missing" : strerror(errno));
+        goto done;
+    }
+    struct stat mst;
+    if (fstat(fd, &mst) != 0 || !S_ISREG(mst.st_mode)) {
+        close(fd);
+        msg(why, why_n, MANIFEST ": not a regular file");
         goto done;
     }
     int r = read_fd(fd, &data, MANIFEST_MAX, &over);
@@ -347,7 +354,7 @@ static cache_result verify_dir(int dfd, const char *key, cache_entry *out, char 
 
     for (int i = 0; i < NFILES; i++) {
         const char *name = file_names[i];
-        fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0) {
             res = errno_is_local(errno) ? CACHE_ERROR : CACHE_CORRUPT;
             msg(why, why_n, "%s: %s", name, errno == ENOENT ? "missing" : strerror(errno));

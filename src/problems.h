@@ -15,6 +15,8 @@
 /* Largest accepted M, N or K (cuBLAS and launch geometry take int). */
 #define PROB_MAX_DIM 2147483647LL
 #define PROB_NAME_MAX 128
+/* Largest problems file read (bytes); a larger one is an error, not a slow death. */
+#define PROB_FILE_MAX ((size_t)16 << 20)
 
 typedef struct prob_shape {
     int64_t m, n, k;
@@ -49,7 +51,9 @@ int prob_parse_groups(const char *s, const char *name, prob_set *out, char *err,
 int prob_parse_text(const char *text, size_t len, const char *filename, prob_file *out,
                     char *err, size_t err_n);
 
-/* Read and parse a problems file. @return 0, or -1 with the message in err. */
+/* Read and parse a problems file: a regular file of at most PROB_FILE_MAX bytes (opened
+ * O_NONBLOCK, so a FIFO or /dev/zero is refused at once), path shorter than PATH_MAX.
+ * @return 0, or -1 with the message in err. */
 int prob_load_file(const char *path, prob_file *out, char *err, size_t err_n);
 
 /* @return the set called name, or NULL. */

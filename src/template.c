@@ -5,6 +5,7 @@
  * error positions ("templates/x.cu:12:") point into the template. */
 #include "template.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #define TMPL_HOOK_EVERY 10000
 #define TMPL_MAX_TICKS 20000 /* 2e8 instructions */
 #define TMPL_OUT_KEY "nvfp4jit.out"
+#define TMPL_FILE_MAX ((size_t)1 << 20) /* a template override larger than 1 MiB is refused */
 
 /* Append s[0..n) to b as a Lua string literal. */
 static int put_lua_string(nj_buf *b, const char *s, size_t n) {
@@ -100,12 +102,17 @@ int tmpl_find(const char *name, const char **text, size_t *len, nj_buf *scratch)
     const char *dir = getenv("NVFP4JIT_TEMPLATE_DIR");
     if (dir && *dir) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, name);
-        if (nj_read_file(path, scratch) == 0) {
+        int w = snprintf(path, sizeof path, "%s/%s", dir, name);
+        if (w < 0 || (size_t)w >= sizeof path) { errno = ENAMETOOLONG; return -2; }
+        if (nj_read_file_max(path, scratch, TMPL_FILE_MAX) == 0) {
             *text = scratch->data;
             *len = scratch->len;
             return 0;
         }
+        /* Only "there is no such file" falls back to the embedded template: an override
+         * that is there but cannot be read (a FIFO, a directory, EACCES, too big) is an
+         * error, or a developer would test the embedded template without knowing. */
+        if (errno != ENOENT) return -2;
     }
     for (size_t i = 0; i < tmpl_embedded_count; i++) {
         if (strcmp(tmpl_embedded[i].name, name) == 0) {
@@ -171,7 +178,15 @@ static int run_template(lua_State *L, const char *name, int depth) {
     const char *text;
     size_t len;
     char err[512];
-    if (tmpl_find(name, &text, &len, &scratch)) {
+    int found = tmpl_find(name, &text, &len, &scratch);
+    if (found == -2) {
+        int e = errno;
+        nj_buf_free(&scratch);
+        lua_pushfstring(L, "template override %s/%s: %s", getenv("NVFP4JIT_TEMPLATE_DIR"), name,
+                        nj_file_strerror(e));
+        return LUA_ERRRUN;
+    }
+    if (found) {
         nj_buf_free(&scratch);
         lua_pushfstring(L, "template '%s' not found", name);
         return LUA_ERRRUN;

@@ -31,7 +31,9 @@ nvfp4jit_status tmpl_render(nvfp4jit_ctx *ctx, void *L, const char *name,
                             const tmpl_param *params, int nparams, nj_buf *out);
 
 /* Embedded template lookup (generated at build time). @return 0 and the text, -1 if
- * unknown. $NVFP4JIT_TEMPLATE_DIR, when set, is searched first (for template developers). */
+ * unknown. $NVFP4JIT_TEMPLATE_DIR, when set, is searched first (for template developers): a
+ * file missing there falls back to the embedded one, but one that is there and cannot be read
+ * (not a regular file, larger than 1 MiB, EACCES...) returns -2 with errno set. */
 int tmpl_find(const char *name, const char **text, size_t *len, nj_buf *scratch);
 
 /* The embedded template table. */

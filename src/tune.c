@@ -299,9 +299,15 @@ int tdb_store(nvfp4jit_ctx *ctx, const char *path, const tdb_entry *e, char *err
         return -1;
     }
     snprintf(lock, sizeof lock, "%s.lock", path);
-    int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int lfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
     if (lfd < 0) {
         snprintf(err, err_n, "cannot open %s: %s", lock, strerror(errno));
+        return -1;
+    }
+    struct stat lst;
+    if (fstat(lfd, &lst) != 0 || !S_ISREG(lst.st_mode)) {
+        snprintf(err, err_n, "%s: not a regular file", lock);
+        close(lfd);
         return -1;
     }
     while (flock(lfd, LOCK_EX) != 0) {
@@ -318,7 +324,7 @@ int tdb_store(nvfp4jit_ctx *ctx, const char *path, const tdb_entry *e, char *err
     int fd = -1;
     tmp[0] = '\0';
     if (tdb_load(ctx, path, &all, &n, &ign) != 0) {
-        snprintf(err, err_n, "cannot read %s: %s", path, strerror(errno));
+        snprintf(err, err_n, "cannot read %s: %s", path, nj_file_strerror(errno));
         goto done;
     }
     int oom = nj_buf_printf(&out, "%s\n", TDB_HEADER);
@@ -397,7 +403,11 @@ int tune_lookup(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_group *g, 
     tdb_key key;
     if (tdb_device_key(sig, &key) != 0) return 0;
     tdb_entry e;
-    if (tdb_lookup(ctx, path, &key, &e) != 1) return 0;
+    int found = tdb_lookup(ctx, path, &key, &e);
+    if (found < 0)
+        nj_warn(ctx, "tuning database %s: cannot read it (%s); using the heuristic", path,
+                nj_file_strerror(errno));
+    if (found != 1) return 0;
     const family *f = fam_get(arch);
     char why[256] = "";
     if (e.v.arch != arch || !f || !f->check(&e.v, why, sizeof why)) {

@@ -1,6 +1,8 @@
 /* test_template.c - the Lua template engine: syntax, sandbox, errors with file:line, golden
  * rendered sources. Custom templates are written to a temporary NVFP4JIT_TEMPLATE_DIR. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kernel.h"
@@ -123,6 +125,39 @@ static void t_sandbox(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
+/* issue 11: a FIFO as a template override hung the render; an override that is there but
+ * cannot be read fell back to the embedded template without a word */
+static void t_override_unreadable(void) {
+    nvfp4jit_ctx *ctx = mk();
+    REQUIRE(ctx);
+    char d[4096];
+    snprintf(d, sizeof d, "%s", tu_tmpdir());
+    char p[4200];
+    snprintf(p, sizeof p, "%s/sm90a_grouped.cu", d);
+    REQUIRE(mkfifo(p, 0644) == 0);
+    setenv("NVFP4JIT_TEMPLATE_DIR", d, 1);
+    tmpl_param prm[1] = {{"N", 0, 1, NULL}};
+    nj_buf out;
+    nj_buf_init(&out);
+    alarm(20); /* a hang kills the runner instead of CI */
+    CHECK(tmpl_render(ctx, ctx->lua, "sm90a_grouped.cu", prm, 1, &out) == NVFP4JIT_ERR_TEMPLATE);
+    alarm(0);
+    CHECKF(strstr(nvfp4jit_last_error(ctx), "sm90a_grouped.cu: not a regular file") != NULL,
+           "%s", nvfp4jit_last_error(ctx));
+    unlink(p);
+    REQUIRE(mkdir(p, 0755) == 0); /* a directory in its place */
+    CHECK(tmpl_render(ctx, ctx->lua, "sm90a_grouped.cu", prm, 1, &out) == NVFP4JIT_ERR_TEMPLATE);
+    CHECKF(strstr(nvfp4jit_last_error(ctx), "is a directory") != NULL, "%s",
+           nvfp4jit_last_error(ctx));
+    /* a missing override still means "use the embedded one" */
+    CHECK(tmpl_render(ctx, ctx->lua, "sm100a_grouped.cu", prm, 1, &out) != NVFP4JIT_ERR_TEMPLATE ||
+          strstr(nvfp4jit_last_error(ctx), "override") == NULL);
+    unsetenv("NVFP4JIT_TEMPLATE_DIR");
+    nj_buf_free(&out);
+    tu_rmtree(d);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
 static void t_embedded(void) {
     /* the shipped templates are embedded: found without any directory */
     const char *text;
@@ -195,6 +230,7 @@ const test_case tests_template[] = {
     {"substitute", t_substitute},
     {"errors_name_file_line", t_errors_name_file_line},
     {"sandbox", t_sandbox},
+    {"override_unreadable", t_override_unreadable},
     {"embedded", t_embedded},
     {"golden", t_golden},
     {"values_substituted", t_values_substituted},

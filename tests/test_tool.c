@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <limits.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +42,20 @@ static int tool(const char *cache, const char *fmt, ...) {
     va_end(ap);
     snprintf(cmd, sizeof cmd, "NVFP4JIT_CACHE_DIR='%s' '%s' %s",
              cache ? cache : "/nonexistent/nvfp4jit-test-cache", tool_path(), args);
+    return tu_run(cmd, out, sizeof out);
+}
+
+/* tool() under timeout(1): a hang ends as exit 137 within `secs`, not as a stuck CI job. */
+static int tool_timed(int secs, const char *cache, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int tool_timed(int secs, const char *cache, const char *fmt, ...) {
+    char args[4096], cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "NVFP4JIT_CACHE_DIR='%s' timeout -s KILL %d '%s' %s",
+             cache ? cache : "/nonexistent/nvfp4jit-test-cache", secs, tool_path(), args);
     return tu_run(cmd, out, sizeof out);
 }
 
@@ -439,6 +454,94 @@ static void test_cache_corrupt(void) {
     tu_rmtree(dir);
 }
 
+/* ---- hostile files (issue 11) ----------------------------------------------------------- */
+/* A FIFO planted as kernel.cubin or manifest.txt hung compile and `cache verify` forever
+ * (opened without O_NONBLOCK). Every command runs under timeout(1), so a regression fails
+ * (exit 124) instead of hanging CI. */
+static void test_fifo_in_cache(void) {
+    const char *dir = tu_tmpdir();
+    int f0 = tu_failures;
+    REQUIRE(tool(dir, "compile " VARIANT_ARGS) == 0);
+    char entry[4200] = "", path[4300];
+    REQUIRE(line_value(out, "cache entry:", entry, sizeof entry) == 0);
+    static const char *const names[] = {"kernel.cubin", "manifest.txt"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", entry, names[i]);
+        REQUIRE(unlink(path) == 0 && mkfifo(path, 0644) == 0);
+        double t0 = now_ms();
+        int rc = tool_timed(10, dir, "cache verify");
+        CHECKF(rc == 1 && contains(out, "BAD") && contains(out, "not a regular file"),
+               "verify with a FIFO as %s: rc %d", names[i], rc);
+        rc = tool_timed(10, dir, "compile " VARIANT_ARGS);
+        CHECKF(rc == 0 && contains(out, "compiled") && contains(out, "not a regular file"),
+               "compile with a FIFO as %s: rc %d", names[i], rc);
+        CHECKF(now_ms() - t0 < 8000, "took %.0f ms", now_ms() - t0);
+    }
+    dump_on_failure(f0);
+    tu_rmtree(dir);
+}
+
+/* --problems /dev/zero grew to 8.6 GB; a FIFO hung; 100k sets took 2 minutes (quadratic
+ * duplicate check); a path longer than PATH_MAX was cut short and another file read. */
+static void test_problems_hostile(void) {
+    char err[512];
+    prob_file f;
+    double t0 = now_ms();
+    CHECK(prob_load_file("/dev/zero", &f, err, sizeof err) == -1);
+    CHECKF(strstr(err, "not a regular file") != NULL, "%s", err);
+    const char *dir = tu_tmpdir();
+    char p[4200];
+    snprintf(p, sizeof p, "%s/fifo.txt", dir);
+    REQUIRE(mkfifo(p, 0644) == 0);
+    alarm(20); /* a hang kills the runner instead of CI */
+    CHECK(prob_load_file(p, &f, err, sizeof err) == -1);
+    alarm(0);
+    CHECKF(strstr(err, "not a regular file") != NULL, "%s", err);
+    CHECK(tool_timed(10, NULL, "demo --arch sm_100a --problems '%s'", p) == 2 &&
+          contains(out, "not a regular file"));
+    CHECKF(now_ms() - t0 < 5000, "took %.0f ms", now_ms() - t0);
+    /* over the size cap: a sparse file, refused by its size before reading */
+    snprintf(p, sizeof p, "%s/big.txt", dir);
+    FILE *fp = fopen(p, "w");
+    REQUIRE(fp);
+    fclose(fp);
+    REQUIRE(truncate(p, (off_t)PROB_FILE_MAX + 1) == 0);
+    CHECK(prob_load_file(p, &f, err, sizeof err) == -1);
+    CHECKF(strstr(err, "larger than") != NULL, "%s", err);
+    /* a path longer than PATH_MAX whose first PATH_MAX-1 bytes name a real file */
+    snprintf(p, sizeof p, "%s/ok.txt", dir);
+    fp = fopen(p, "w");
+    REQUIRE(fp);
+    fputs("a 8x8x64\n", fp);
+    fclose(fp);
+    char *longp = malloc(PATH_MAX + 64);
+    REQUIRE(longp);
+    size_t n = strlen(p);
+    memcpy(longp, p, n);
+    while (n < PATH_MAX - 1) longp[n++] = '/'; /* "ok.txt////...": the same file if cut */
+    memcpy(longp + n, "x/y", 4);
+    CHECK(prob_load_file(longp, &f, err, sizeof err) == -1);
+    CHECKF(strstr(err, "longer than") != NULL, "%s", err);
+    free(longp);
+    tu_rmtree(dir);
+    /* 100k sets: linear duplicate check */
+    size_t sets = 100000;
+    char *text = malloc(sets * 24);
+    REQUIRE(text);
+    size_t len = 0;
+    for (size_t i = 0; i < sets; i++) len += (size_t)sprintf(text + len, "s%zu 8x8x64\n", i);
+    t0 = now_ms();
+    CHECK(prob_parse_text(text, len, "many.txt", &f, err, sizeof err) == 0 && f.count == sets);
+    double ms = now_ms() - t0;
+    CHECKF(ms < 3000, "100k sets took %.0f ms", ms);
+    prob_file_free(&f);
+    len += (size_t)sprintf(text + len, "s77 8x8x64\n");
+    CHECK(prob_parse_text(text, len, "many.txt", &f, err, sizeof err) == -1);
+    CHECKF(strstr(err, "many.txt:100001: duplicate set name 's77' (first on line 78)"), "%s",
+           err);
+    free(text);
+}
+
 /* ---- demo without a GPU of the arch ------------------------------------------------------- */
 static void test_demo_groups(void) {
     const char *dir = tu_tmpdir();
@@ -542,5 +645,7 @@ const test_case tests_tool[] = {
     {"bench_needs_gpu", test_bench_needs_gpu},
     {"concurrent_compile", test_concurrent_compile},
     {"compile_times", test_compile_times},
+    {"fifo_in_cache", test_fifo_in_cache},
+    {"problems_hostile", test_problems_hostile},
     {NULL, NULL},
 };

@@ -3,6 +3,7 @@
  * processes). The GPU parts skip without a device. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -128,6 +129,32 @@ static void test_db_roundtrip(void) {
     char missing[4200];
     snprintf(missing, sizeof missing, "%s/none/%s", dir, TDB_FILE);
     CHECK(tdb_lookup(NULL, missing, &a.key, &got) == 0);
+    tu_rmtree(dir);
+}
+
+/* issue 11: a FIFO planted as tune-v1.txt (or its lock) hung every plan and tune */
+static void test_db_fifo(void) {
+    const char *dir = tu_tmpdir();
+    char path[4200], lock[4300], err[512] = "";
+    snprintf(path, sizeof path, "%s/%s", dir, TDB_FILE);
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    REQUIRE(mkfifo(path, 0644) == 0);
+    tdb_entry a = make_entry("NVIDIA H200", "sm_90a:8x4096x7168", 64, 12.5), got;
+    tdb_entry *all = NULL;
+    size_t n = 0, ign = 0;
+    alarm(20); /* a hang kills the runner instead of CI */
+    errno = 0;
+    CHECK(tdb_load(NULL, path, &all, &n, &ign) == -1 && errno == ENODEV);
+    CHECK(tdb_lookup(NULL, path, &a.key, &got) == -1);
+    CHECK(tdb_store(NULL, path, &a, err, sizeof err) == -1);
+    CHECKF(contains(err, "not a regular file"), "%s", err);
+    unlink(path);
+    unlink(lock);
+    REQUIRE(mkfifo(lock, 0644) == 0);
+    CHECK(tdb_store(NULL, path, &a, err, sizeof err) == -1);
+    CHECKF(contains(err, "not a regular file"), "%s", err);
+    alarm(0);
+    free(all);
     tu_rmtree(dir);
 }
 
@@ -616,6 +643,7 @@ static void test_tool_mix(void) {
 const test_case tests_tune[] = {
     {"db_roundtrip", test_db_roundtrip},
     {"db_header", test_db_header},
+    {"db_fifo", test_db_fifo},
     {"db_corrupt_lines", test_db_corrupt_lines},
     {"db_concurrent", test_db_concurrent},
     {"signature", test_signature},
