@@ -56,7 +56,6 @@ struct nvfp4jit_ctx {
     int disk_cache; /* 1 = use the disk cache */
     int verbose;
     struct nvfp4jit_kernel *kernels; /* singly linked list of compiled kernels (in-memory map) */
-    void *lua;                 /* lua_State* for template rendering */
     /* device state (filled on first launch) */
     int cu_ready;
     int device_cc;

@@ -56,11 +56,6 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_ctx_create(const nvfp4jit_ctx_options *opt
         c->cache_dir[0] = '\0';
         c->disk_cache = 0; /* no HOME and no override: memory only */
     }
-    c->lua = tmpl_state_new();
-    if (!c->lua) {
-        nvfp4jit_ctx_destroy(c);
-        return nj_fail(NULL, NVFP4JIT_ERR_TEMPLATE, "cannot create the Lua state");
-    }
     *out = c;
     return NVFP4JIT_OK;
 }
@@ -76,7 +71,6 @@ NVFP4JIT_API void nvfp4jit_ctx_destroy(nvfp4jit_ctx *ctx) {
         k = n;
     }
     gpuref_free(ctx);
-    tmpl_state_free(ctx->lua);
     free(ctx->msg);
     free(ctx->warn);
     free(ctx);
@@ -267,7 +261,7 @@ nvfp4jit_status nj_render(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, nj_buf *
     p[n++] = (tmpl_param){"DYN_SMEM", 0, (long long)f->dyn_smem(v), NULL};
     p[n++] = (tmpl_param){"KERNEL_NAME", 1, 0, NJ_KERNEL_NAME};
     if (f->params) n += f->params(v, p + n, (int)(sizeof p / sizeof p[0]) - n);
-    return tmpl_render(ctx, ctx->lua, f->template_name, p, n, out);
+    return tmpl_render(ctx, f->template_name, p, n, out);
 }
 
 static void kernel_free(nvfp4jit_kernel *k) {
