@@ -156,8 +156,9 @@ enum {
      *  operand and reads the fp16 tokens from shared memory where TMA put them. The plan
      *  holds a device workspace of 2 * sum(M*K) bytes for the fp16 tokens (grown on demand,
      *  freed with the plan). The heuristic leaves act16 out for sets that would need more
-     *  than 4 GiB of it or more than 2^31 - 256 sixteen-value token blocks; forced on a set
-     *  over the second limit, planning fails with NVFP4JIT_ERR_INVALID_PROBLEM. */
+     *  than 4 GiB of it or more than 2^31 - 256 sixteen-value token blocks; forced (or taken
+     *  from the tuning database) on a set over the second limit, nvfp4jit_plan_create fails
+     *  with NVFP4JIT_ERR_INVALID_PROBLEM before compiling anything. */
     NVFP4JIT_STRATEGY_ACT16 = 1,
     /** "act16p" (formatted ":act16p"): act16 on a persistent grid, one CTA per SM looping over
      *  the tiles, so a CTA's loads for its next tile overlap the stores of its last one. */

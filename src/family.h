@@ -47,6 +47,11 @@ typedef struct family {
                                  const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n,
                                  unsigned char *host, uint64_t dev, uint64_t workspace,
                                  fam_launch *launch);
+    /* Limits of a variant that depend on the problem set (NULL: none), checked at plan time
+     * so that a forced or tuned variant the set exceeds is refused before anything is
+     * compiled or allocated. @return 1 if the set fits, else 0 with the reason in why. */
+    int (*fits)(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n, char *why,
+                size_t why_n);
 } family;
 
 extern const family fam_sm90a;

@@ -125,6 +125,28 @@ static void t_plan_no_driver(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
+/* issue 11 defect 7: act16 forced on a set over its token-block limit (2^31 - 256 blocks of
+ * 16 token values) was accepted and failed at run time with a 2^51-byte allocation; the
+ * header says planning refuses it. */
+static void t_plan_act16_limit(void) {
+    nvfp4jit_ctx_options o = {0};
+    o.disable_disk_cache = 1;
+    nvfp4jit_ctx *ctx = NULL;
+    REQUIRE(nvfp4jit_ctx_create(&o, &ctx) == NVFP4JIT_OK);
+    nvfp4jit_group g[2] = {G(1 << 24, 256, 4096), G(8, 256, 4096)}; /* 2^32 + 2048 blocks */
+    nvfp4jit_variant a16 = {NVFP4JIT_ARCH_SM90A, 192, 128, 64, 4, 1, NVFP4JIT_STRATEGY_ACT16};
+    nvfp4jit_plan *p = (nvfp4jit_plan *)1;
+    CHECK(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, g, 2, &a16, &p) ==
+          NVFP4JIT_ERR_INVALID_PROBLEM);
+    CHECK(p == NULL);
+    CHECKF(strstr(nvfp4jit_last_error(ctx), "token") != NULL, "%s", nvfp4jit_last_error(ctx));
+    a16.strategy = NVFP4JIT_STRATEGY_ACT16P;
+    CHECK(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, g, 2, &a16, &p) ==
+          NVFP4JIT_ERR_INVALID_PROBLEM);
+    nvfp4jit_plan_destroy(p);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
 static void t_artifacts(void) {
     const void *d;
     size_t n;
@@ -152,6 +174,7 @@ static void t_artifacts(void) {
 const test_case tests_api[] = {
     {"version", t_version},       {"status_strings", t_status_strings},
     {"ctx", t_ctx},               {"validation", t_validation},
-    {"plan_no_driver", t_plan_no_driver}, {"artifacts", t_artifacts},
+    {"plan_no_driver", t_plan_no_driver},
+    {"plan_act16_limit", t_plan_act16_limit}, {"artifacts", t_artifacts},
     {0, 0},
 };
