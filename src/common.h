@@ -54,6 +54,7 @@ struct nvfp4jit_ctx {
     char *warn; /* last warning, NJ_MSG_CAP bytes */
     char cache_dir[4096];
     int disk_cache; /* 1 = use the disk cache */
+    int cache_read_only; /* the cache directory is another user's: lookups only */
     int verbose;
     struct nvfp4jit_kernel *kernels; /* singly linked list of compiled kernels (in-memory map) */
     /* device state (filled on first launch) */

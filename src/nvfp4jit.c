@@ -52,9 +52,25 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_ctx_create(const nvfp4jit_ctx_options *opt
                            sizeof c->cache_dir - 128);
         }
         snprintf(c->cache_dir, sizeof c->cache_dir, "%s", opts->cache_dir);
-    } else if (cache_default_dir(c->cache_dir, sizeof c->cache_dir - 128) != 0) {
-        c->cache_dir[0] = '\0';
-        c->disk_cache = 0; /* no HOME and no override: memory only */
+    } else {
+        int r = cache_default_dir(c->cache_dir, sizeof c->cache_dir - 128);
+        if (r == -2) { /* silently going without the disk cache would hide a typo */
+            nvfp4jit_ctx_destroy(c);
+            return nj_fail(NULL, NVFP4JIT_ERR_INVALID_ARG,
+                           "the cache directory from NVFP4JIT_CACHE_DIR (or XDG_CACHE_HOME or "
+                           "HOME) is longer than %zu bytes", sizeof c->cache_dir - 129);
+        }
+        if (r != 0) {
+            c->cache_dir[0] = '\0';
+            c->disk_cache = 0; /* no HOME and no override: memory only */
+        }
+    }
+    if (c->disk_cache) {
+        char why[1024];
+        cache_trust t = cache_check_dir(c->cache_dir, why, sizeof why);
+        if (t != CACHE_TRUSTED) nj_warn(c, "%s", why);
+        if (t == CACHE_UNTRUSTED) c->disk_cache = 0;
+        c->cache_read_only = t == CACHE_READ_ONLY;
     }
     *out = c;
     return NVFP4JIT_OK;
@@ -454,7 +470,7 @@ int nj_cache_fetch(nvfp4jit_ctx *ctx, const char *key, const char *what, nj_arti
 
 void nj_cache_put(nvfp4jit_ctx *ctx, const char *key, const char *what, const nj_artifacts *a,
                   const nj_buf *manifest) {
-    if (!ctx->disk_cache) return;
+    if (!ctx->disk_cache || ctx->cache_read_only) return;
     cache_entry e; /* borrows the buffers for the store */
     cache_entry_init(&e);
     e.source = *a->source;

@@ -1,5 +1,7 @@
 /* test_api.c - the public API without a GPU: versions, status strings, contexts, validation
  * of every field with its group index, plans, and the driver-less paths. */
+#include <sys/stat.h>
+
 #include "driver.h"
 #include "testutil.h"
 
@@ -37,6 +39,33 @@ static void t_ctx(void) {
     CHECK(strcmp(nvfp4jit_cache_dir(c), "/env/dir") == 0);
     nvfp4jit_ctx_destroy(c);
     unsetenv("NVFP4JIT_CACHE_DIR");
+}
+
+/* issue 11 defect 8: a too-long NVFP4JIT_CACHE_DIR silently disabled the disk cache; a cache
+ * directory others can write to was used without a word */
+static void t_ctx_cache_dir_hostile(void) {
+    char *longdir = malloc(5000);
+    REQUIRE(longdir);
+    memset(longdir, 'a', 4999);
+    longdir[0] = '/';
+    longdir[4999] = '\0';
+    setenv("NVFP4JIT_CACHE_DIR", longdir, 1);
+    nvfp4jit_ctx *c = (nvfp4jit_ctx *)1;
+    CHECK(nvfp4jit_ctx_create(NULL, &c) == NVFP4JIT_ERR_INVALID_ARG && c == NULL);
+    CHECKF(strstr(nvfp4jit_last_error(NULL), "NVFP4JIT_CACHE_DIR") != NULL, "%s",
+           nvfp4jit_last_error(NULL));
+    unsetenv("NVFP4JIT_CACHE_DIR");
+    free(longdir);
+    char d[4096];
+    snprintf(d, sizeof d, "%s", tu_tmpdir());
+    REQUIRE(chmod(d, 0777) == 0);
+    nvfp4jit_ctx_options o = {0};
+    o.cache_dir = d;
+    REQUIRE(nvfp4jit_ctx_create(&o, &c) == NVFP4JIT_OK);
+    CHECKF(strstr(nvfp4jit_last_warning(c), "writable by other users") != NULL, "[%s]",
+           nvfp4jit_last_warning(c));
+    nvfp4jit_ctx_destroy(c);
+    tu_rmtree(d);
 }
 
 static nvfp4jit_group G(int64_t m, int64_t n, int64_t k) {
@@ -174,6 +203,7 @@ static void t_artifacts(void) {
 const test_case tests_api[] = {
     {"version", t_version},       {"status_strings", t_status_strings},
     {"ctx", t_ctx},               {"validation", t_validation},
+    {"ctx_cache_dir_hostile", t_ctx_cache_dir_hostile},
     {"plan_no_driver", t_plan_no_driver},
     {"plan_act16_limit", t_plan_act16_limit}, {"artifacts", t_artifacts},
     {0, 0},

@@ -481,6 +481,41 @@ static void test_fifo_in_cache(void) {
     tu_rmtree(dir);
 }
 
+/* A cache directory others can write to was used without a word; `cache clear` followed a
+ * symlinked prefix directory and deleted what it pointed to. */
+static void test_cache_untrusted(void) {
+    char dir[4096], outside[4096], p[4300];
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
+    snprintf(outside, sizeof outside, "%s", tu_tmpdir());
+    int f0 = tu_failures;
+    REQUIRE(chmod(dir, 0777) == 0);
+    int rc = tool(dir, "compile " VARIANT_ARGS);
+    CHECKF(rc == 0 && contains(out, "writable by other users") && contains(out, "compiled"),
+           "rc %d", rc);
+    snprintf(p, sizeof p, "%s/v1", dir);
+    struct stat st;
+    CHECK(lstat(p, &st) != 0); /* nothing written there */
+    REQUIRE(chmod(dir, 0700) == 0);
+    REQUIRE(tool(dir, "compile " VARIANT_ARGS) == 0);
+    /* a prefix directory replaced by a link to a directory with data */
+    snprintf(p, sizeof p, "%s/e3aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", outside); /* a key's name */
+    REQUIRE(mkdir(p, 0755) == 0);
+    snprintf(p, sizeof p, "%s/e3aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/keep.txt", outside);
+    FILE *f = fopen(p, "w");
+    REQUIRE(f);
+    fputs("precious\n", f);
+    fclose(f);
+    char link[4300];
+    snprintf(link, sizeof link, "%s/v1/e3", dir);
+    REQUIRE(symlink(outside, link) == 0);
+    CHECK(tool(dir, "cache verify") == 1 && contains(out, "BAD e3"));
+    CHECK(tool(dir, "cache clear") == 0 && contains(out, "removed 1 entry"));
+    CHECK(stat(p, &st) == 0 && st.st_size == 9);
+    dump_on_failure(f0);
+    tu_rmtree(dir);
+    tu_rmtree(outside);
+}
+
 /* --problems /dev/zero grew to 8.6 GB; a FIFO hung; 100k sets took 2 minutes (quadratic
  * duplicate check); a path longer than PATH_MAX was cut short and another file read. */
 static void test_problems_hostile(void) {
@@ -646,6 +681,7 @@ const test_case tests_tool[] = {
     {"concurrent_compile", test_concurrent_compile},
     {"compile_times", test_compile_times},
     {"fifo_in_cache", test_fifo_in_cache},
+    {"cache_untrusted", test_cache_untrusted},
     {"problems_hostile", test_problems_hostile},
     {NULL, NULL},
 };
