@@ -21,10 +21,19 @@
  *   SFB  the same for B (N rows).
  *   C    M rows of N fp16 values, row-major; the product is accumulated in fp32 and rounded
  *        once to fp16.
- * Valid groups: any number of groups >= 1; M >= 0 (M = 0: that group does nothing and its
- * pointers are not read); N >= 8 and a multiple of 8; K >= 64 and a multiple of 64; every
- * pointer of a group with M > 0 a device pointer aligned to 16 bytes. Anything else is
- * rejected with NVFP4JIT_ERR_INVALID_PROBLEM and a message naming the group and the field.
+ * Valid groups: 1 to NVFP4JIT_MAX_GROUPS (2^20) groups; M >= 0 (M = 0: that group does
+ * nothing and its pointers are not read); N >= 8 and a multiple of 8; K >= 64 and a multiple
+ * of 64; M, N and K at most NVFP4JIT_MAX_DIM (2^24: the kernels index with 32 bits and TMA
+ * limits a dimension); every pointer of a group with M > 0 a device pointer aligned to 16
+ * bytes. Anything else is rejected with NVFP4JIT_ERR_INVALID_PROBLEM and a message naming the
+ * group and the field. Groups are numbered from 0 in every message (the library's and the
+ * command's).
+ *
+ * Files and the cache directory are untrusted input (README "Trust and limits"): a cache
+ * directory that others can write to is not used (the memory cache is, with a warning), one
+ * owned by another user is used read-only (with a warning); symlinks below it are never
+ * followed, FIFOs and devices are never opened for reading, a cached cubin must be a CUDA ELF
+ * for the entry's arch. Templates render in a fresh, bounded Lua state.
  *
  * Threading: a context is not thread-safe; use one per thread, or serialise calls on it.
  * Plans are bound to their context. Messages returned by nvfp4jit_last_error() belong to the
@@ -32,6 +41,10 @@
  */
 #ifndef NVFP4JIT_H
 #define NVFP4JIT_H
+
+/** Limits of a problem set (nvfp4jit_problem_check_shapes). */
+#define NVFP4JIT_MAX_GROUPS (1u << 20)
+#define NVFP4JIT_MAX_DIM (1 << 24)
 
 #include <stddef.h>
 #include <stdint.h>

@@ -218,8 +218,8 @@ static nvfp4jit_status check_groups(nvfp4jit_ctx *ctx, const nvfp4jit_group *g, 
                                     int pointers) {
     NJ_RETURN_IF(ctx, !g && n, NVFP4JIT_ERR_INVALID_ARG, "groups is NULL");
     NJ_RETURN_IF(ctx, n == 0, NVFP4JIT_ERR_INVALID_PROBLEM, "problem set has no groups");
-    NJ_RETURN_IF(ctx, n > (1u << 20), NVFP4JIT_ERR_INVALID_PROBLEM,
-                 "problem set has %zu groups (at most %u)", n, 1u << 20);
+    NJ_RETURN_IF(ctx, n > NVFP4JIT_MAX_GROUPS, NVFP4JIT_ERR_INVALID_PROBLEM,
+                 "problem set has %zu groups (at most %u)", n, NVFP4JIT_MAX_GROUPS);
     for (size_t i = 0; i < n; i++) {
         const nvfp4jit_group *p = &g[i];
         NJ_RETURN_IF(ctx, p->m < 0, NVFP4JIT_ERR_INVALID_PROBLEM, "group %zu: M=%lld is negative",
@@ -229,7 +229,8 @@ static nvfp4jit_status check_groups(nvfp4jit_ctx *ctx, const nvfp4jit_group *g, 
         NJ_RETURN_IF(ctx, p->k < 64 || p->k % 64, NVFP4JIT_ERR_INVALID_PROBLEM,
                      "group %zu: K=%lld is not a multiple of 64 (>= 64)", i, (long long)p->k);
         /* sizes must fit the kernels' 32-bit indexing and TMA's dimension limits */
-        NJ_RETURN_IF(ctx, p->m > (1 << 24) || p->n > (1 << 24) || p->k > (1 << 24),
+        NJ_RETURN_IF(ctx, p->m > NVFP4JIT_MAX_DIM || p->n > NVFP4JIT_MAX_DIM ||
+                              p->k > NVFP4JIT_MAX_DIM,
                      NVFP4JIT_ERR_INVALID_PROBLEM,
                      "group %zu: %lldx%lldx%lld exceeds 2^24 in some dimension", i,
                      (long long)p->m, (long long)p->n, (long long)p->k);

@@ -139,7 +139,7 @@ int prob_parse_groups(const char *s, const char *name, prob_set *out, char *err,
         if (prob_parse_shape(t, len, &sh, why, sizeof why)) {
             char q[64];
             quote_token(t, len, q, sizeof q);
-            set_err(err, err_n, "token %zu '%s': %s", tokno, q, why);
+            set_err(err, err_n, "group %zu '%s': %s", tokno - 1, q, why);
             prob_set_free(out);
             return -1;
         }
@@ -221,7 +221,7 @@ static int parse_line(const char *line, size_t len, int lineno, const char *fnam
         prob_shape sh;
         char why[160];
         if (prob_parse_shape(tok, tl, &sh, why, sizeof why)) {
-            set_err(err, err_n, "%s:%d: token %zu '%s': %s", fname, lineno, tokno, q, why);
+            set_err(err, err_n, "%s:%d: group %zu '%s': %s", fname, lineno, tokno - 2, q, why);
             prob_set_free(&set);
             return -1;
         }

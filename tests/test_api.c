@@ -157,6 +157,27 @@ static void t_plan_no_driver(void) {
 /* issue 11 defect 7: act16 forced on a set over its token-block limit (2^31 - 256 blocks of
  * 16 token values) was accepted and failed at run time with a 2^51-byte allocation; the
  * header says planning refuses it. */
+/* issue 11 defect 9: the limits are in the header (it said "any number of groups") */
+static void t_documented_limits(void) {
+    nvfp4jit_ctx *ctx = NULL;
+    REQUIRE(nvfp4jit_ctx_create(NULL, &ctx) == NVFP4JIT_OK);
+    nvfp4jit_group g[2] = {G(8, 256, 512), G(NVFP4JIT_MAX_DIM, NVFP4JIT_MAX_DIM, NVFP4JIT_MAX_DIM)};
+    CHECK(nvfp4jit_problem_check_shapes(ctx, g, 2) == NVFP4JIT_OK);
+    g[1].k = NVFP4JIT_MAX_DIM + 64;
+    CHECK(nvfp4jit_problem_check_shapes(ctx, g, 2) == NVFP4JIT_ERR_INVALID_PROBLEM);
+    CHECKF(strstr(nvfp4jit_last_error(ctx), "group 1:") != NULL, "%s", nvfp4jit_last_error(ctx));
+    size_t n = (size_t)NVFP4JIT_MAX_GROUPS + 1;
+    nvfp4jit_group *many = malloc(n * sizeof *many);
+    REQUIRE(many);
+    for (size_t i = 0; i < n; i++) many[i] = G(0, 8, 64);
+    CHECK(nvfp4jit_problem_check_shapes(ctx, many, n - 1) == NVFP4JIT_OK);
+    CHECK(nvfp4jit_problem_check_shapes(ctx, many, n) == NVFP4JIT_ERR_INVALID_PROBLEM);
+    CHECKF(strstr(nvfp4jit_last_error(ctx), "at most 1048576") != NULL, "%s",
+           nvfp4jit_last_error(ctx));
+    free(many);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
 static void t_plan_act16_limit(void) {
     nvfp4jit_ctx_options o = {0};
     o.disable_disk_cache = 1;
@@ -205,6 +226,7 @@ const test_case tests_api[] = {
     {"ctx", t_ctx},               {"validation", t_validation},
     {"ctx_cache_dir_hostile", t_ctx_cache_dir_hostile},
     {"plan_no_driver", t_plan_no_driver},
-    {"plan_act16_limit", t_plan_act16_limit}, {"artifacts", t_artifacts},
+    {"plan_act16_limit", t_plan_act16_limit},
+    {"documented_limits", t_documented_limits}, {"artifacts", t_artifacts},
     {0, 0},
 };
