@@ -610,10 +610,10 @@ cache_trust cache_check_dir(const char *dir, char *why, size_t why_n) {
     return trust_of(&st, dir, why, why_n);
 }
 
-enum { OPEN_READ, OPEN_WRITE, OPEN_CLEAR };
+enum { OPEN_INSPECT, OPEN_READ, OPEN_WRITE, OPEN_CLEAR };
 
-/* Open <dir>/v1 for `how`: OPEN_READ needs a directory others cannot write (another owner is
- * fine), OPEN_WRITE and OPEN_CLEAR need our own (OPEN_WRITE creates what is missing: dir and
+/* Open <dir>/v1 for `how`: OPEN_INSPECT (foreach: it only reports) takes any directory,
+ * OPEN_READ needs one others cannot write (another owner is fine), OPEN_WRITE and OPEN_CLEAR need our own (OPEN_WRITE creates what is missing: dir and
  * its parents 0700, v1 0755). The root itself may be a symlink (the user named it); v1 may
  * not. @return the v1 fd, or -1 with errno and why (ENOENT: there is no cache yet). */
 static int open_v1(const char *dir, int how, char *why, size_t why_n) {
@@ -642,7 +642,8 @@ static int open_v1(const char *dir, int how, char *why, size_t why_n) {
         return -1;
     }
     cache_trust t = trust_of(&st, dir, why, why_n);
-    if (t == CACHE_UNTRUSTED || (how != OPEN_READ && t != CACHE_TRUSTED)) {
+    if ((t == CACHE_UNTRUSTED && (how != OPEN_INSPECT || !S_ISDIR(st.st_mode))) ||
+        (how >= OPEN_WRITE && t != CACHE_TRUSTED)) {
         close(rfd);
         errno = EPERM;
         return -1;
@@ -926,7 +927,7 @@ static int keep_scratch(const char *name, const char *arg) {
 int cache_foreach(const char *dir, cache_visit_fn cb, void *user) {
     if (!dir || !*dir) { errno = EINVAL; return -1; }
     char why0[512];
-    int v1 = open_v1(dir, OPEN_READ, why0, sizeof why0);
+    int v1 = open_v1(dir, OPEN_INSPECT, why0, sizeof why0);
     if (v1 < 0) return errno == ENOENT ? 0 : -1;
     char **pfx;
     int np = list_dir_at(v1, keep_prefix, NULL, &pfx);

@@ -396,7 +396,7 @@ int tdb_store(nvfp4jit_ctx *ctx, const char *path, const tdb_entry *e, char *err
         snprintf(err, err_n, "entry key contains a tab or newline");
         return -1;
     }
-    if (nj_mkdirs(dir, 0755) != 0) {
+    if (nj_mkdirs(dir, 0700) != 0) { /* the cache directory: made 0700 like cache_store's */
         snprintf(err, err_n, "cannot create %s: %s", dir, strerror(errno));
         return -1;
     }

@@ -743,6 +743,7 @@ static void test_untrusted_dir(void) {
     CHECK(cache_store(sub, KEY2, &e, err, sizeof err) == -1);
     CHECKF(strstr(err, "writable by other users") != NULL, "%s", err);
     CHECK(cache_lookup(sub, KEY1, NULL, why, sizeof why) == CACHE_ERROR);
+    CHECK(cache_foreach(sub, NULL, NULL) == 1); /* verify/list still report what is there */
     REQUIRE(chmod(sub, 01777) == 0); /* sticky, like /tmp: others cannot replace our files */
     CHECK(cache_check_dir(sub, why, sizeof why) == CACHE_TRUSTED);
     CHECK(cache_lookup(sub, KEY1, NULL, why, sizeof why) == CACHE_HIT);
