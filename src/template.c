@@ -31,6 +31,7 @@ typedef struct tmpl_run {
     size_t mem, mem_max;
     long ticks;
     int limit_hit;
+    int oom; /* a (nested) render ran out of memory */
     nj_buf *out;
     size_t out_start;
 } tmpl_run;
@@ -218,6 +219,7 @@ static int run_template(lua_State *L, const char *name, int depth) {
     snprintf(chunk, sizeof chunk, "@templates/%s", name);
     int st = luaL_loadbufferx(L, lua.data ? lua.data : "", lua.len, chunk, "t");
     nj_buf_free(&lua);
+    if (st == LUA_ERRMEM) run_of(L)->oom = 1;
     if (st != LUA_OK) return st;
     lua_getfield(L, LUA_REGISTRYINDEX, "nvfp4jit.env");
     if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1); /* _ENV is the chunk's first upvalue */
@@ -228,6 +230,7 @@ static int run_template(lua_State *L, const char *name, int depth) {
     int h = lua_gettop(L) - 1;
     st = lua_pcall(L, 0, 0, h);
     lua_remove(L, h);
+    if (st == LUA_ERRMEM) run_of(L)->oom = 1; /* l_include re-raises it as a plain error */
     lua_pushinteger(L, depth > 0 ? depth - 1 : 0);
     lua_setfield(L, LUA_REGISTRYINDEX, "nvfp4jit.depth");
     return st;
@@ -278,8 +281,8 @@ static void disable(lua_State *L, const char *table, const char *name, const cha
     lua_pop(L, 1);
 }
 
-/* Protected part of the state's set-up (the libraries allocate). */
-static int setup_state(lua_State *L) {
+/* The libraries of the sandbox (run inside render_main's protection: they allocate). */
+static void setup_state(lua_State *L) {
     /* Only pure libraries: no io, os, debug, package, coroutine, utf8. */
     luaL_requiref(L, LUA_GNAME, luaopen_base, 1);
     luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
@@ -304,7 +307,6 @@ static int setup_state(lua_State *L) {
     for (int i = 0; pat[i]; i++)
         disable(L, LUA_STRLIBNAME, pat[i], "pattern matching is unbounded");
     disable(L, LUA_STRLIBNAME, "dump", "no bytecode in templates");
-    return 0;
 }
 
 /* Message handler: every error names a template line. An error raised with level 0, or by a
@@ -328,29 +330,24 @@ static int add_position(lua_State *L) {
     return 1;
 }
 
-nvfp4jit_status tmpl_render(nvfp4jit_ctx *ctx, const char *name, const tmpl_param *params,
-                            int nparams, nj_buf *out) {
-    NJ_RETURN_IF(ctx, !name || !out, NVFP4JIT_ERR_INVALID_ARG, "tmpl_render: bad args");
-    /* A fresh state per render: nothing one template does (_G.X = 1, string.format = nil)
-     * can reach the next one. Creating one costs tens of microseconds. */
-    tmpl_run run = {0, TMPL_MEM_MAX, 0, 0, out, out->len};
-    lua_State *L = lua_newstate(capped_alloc, &run);
-    NJ_RETURN_IF(ctx, !L, NVFP4JIT_ERR_OUT_OF_MEMORY, "cannot create the Lua state");
-    nvfp4jit_status rs = NVFP4JIT_OK;
-    lua_pushcfunction(L, setup_state);
-    if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
-        rs = nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "cannot set up the Lua state: %s",
-                     lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
-        lua_close(L);
-        return rs;
-    }
-    lua_sethook(L, count_hook, LUA_MASKCOUNT, TMPL_HOOK_EVERY);
+typedef struct render_args {
+    const char *name;
+    const tmpl_param *params;
+    int nparams;
+} render_args;
+
+/* The whole render, run by lua_pcall: any error on the way (out of memory included) is
+ * caught, none reaches Lua's panic (which would abort the process). */
+static int render_main(lua_State *L) {
+    const render_args *a = (const render_args *)lua_touserdata(L, 1);
+    setup_state(L);
     /* The environment: parameters plus the helpers, falling back to the sandboxed globals. */
     lua_newtable(L);
-    for (int i = 0; i < nparams; i++) {
-        if (params[i].is_string) lua_pushstring(L, params[i].sval ? params[i].sval : "");
-        else lua_pushinteger(L, (lua_Integer)params[i].ival);
-        lua_setfield(L, -2, params[i].name);
+    for (int i = 0; i < a->nparams; i++) {
+        const tmpl_param *p = &a->params[i];
+        if (p->is_string) lua_pushstring(L, p->sval ? p->sval : "");
+        else lua_pushinteger(L, (lua_Integer)p->ival);
+        lua_setfield(L, -2, p->name);
     }
     lua_pushcfunction(L, l_emit);
     lua_setfield(L, -2, "emit");
@@ -365,9 +362,27 @@ nvfp4jit_status tmpl_render(nvfp4jit_ctx *ctx, const char *name, const tmpl_para
     lua_setfield(L, -2, "__index");
     lua_setmetatable(L, -2);
     lua_setfield(L, LUA_REGISTRYINDEX, "nvfp4jit.env");
+    lua_pushinteger(L, 0);
+    lua_setfield(L, LUA_REGISTRYINDEX, "nvfp4jit.depth");
+    lua_sethook(L, count_hook, LUA_MASKCOUNT, TMPL_HOOK_EVERY);
+    if (run_template(L, a->name, 0) != LUA_OK) return lua_error(L);
+    return 0;
+}
 
-    int st = run_template(L, name, 0);
-    if (st == LUA_ERRMEM) /* Lua calls no message handler for these */
+nvfp4jit_status tmpl_render(nvfp4jit_ctx *ctx, const char *name, const tmpl_param *params,
+                            int nparams, nj_buf *out) {
+    NJ_RETURN_IF(ctx, !name || !out, NVFP4JIT_ERR_INVALID_ARG, "tmpl_render: bad args");
+    /* A fresh state per render: nothing one template does (_G.X = 1, string.format = nil)
+     * can reach the next one. Creating one costs tens of microseconds. */
+    tmpl_run run = {0, TMPL_MEM_MAX, 0, 0, 0, out, out->len};
+    lua_State *L = lua_newstate(capped_alloc, &run);
+    NJ_RETURN_IF(ctx, !L, NVFP4JIT_ERR_OUT_OF_MEMORY, "cannot create the Lua state");
+    render_args a = {name, params, nparams};
+    lua_pushcfunction(L, render_main); /* neither push allocates */
+    lua_pushlightuserdata(L, &a);
+    int st = lua_pcall(L, 1, 0, 0);
+    nvfp4jit_status rs = NVFP4JIT_OK;
+    if (st == LUA_ERRMEM || (st != LUA_OK && run.oom)) /* no message handler runs for these */
         rs = nj_fail(ctx, NVFP4JIT_ERR_TEMPLATE,
                      "templates/%s: the render ran out of memory (a render may use at most %d "
                      "MiB)", name, (int)(TMPL_MEM_MAX >> 20));

@@ -471,14 +471,12 @@ static void test_fifo_in_cache(void) {
     for (int i = 0; i < 2; i++) {
         snprintf(path, sizeof path, "%s/%s", entry, names[i]);
         REQUIRE(unlink(path) == 0 && mkfifo(path, 0644) == 0);
-        double t0 = now_ms();
-        int rc = tool_timed(10, dir, "cache verify");
+        int rc = tool_timed(10, dir, "cache verify"); /* a hang is killed: rc 137 */
         CHECKF(rc == 1 && contains(out, "BAD") && contains(out, "not a regular file"),
                "verify with a FIFO as %s: rc %d", names[i], rc);
         rc = tool_timed(10, dir, "compile " VARIANT_ARGS);
         CHECKF(rc == 0 && contains(out, "compiled") && contains(out, "not a regular file"),
                "compile with a FIFO as %s: rc %d", names[i], rc);
-        CHECKF(now_ms() - t0 < 8000, "took %.0f ms", now_ms() - t0);
     }
     dump_on_failure(f0);
     tu_rmtree(dir);
@@ -524,7 +522,6 @@ static void test_cache_untrusted(void) {
 static void test_problems_hostile(void) {
     char err[512];
     prob_file f;
-    double t0 = now_ms();
     CHECK(prob_load_file("/dev/zero", &f, err, sizeof err) == -1);
     CHECKF(strstr(err, "not a regular file") != NULL, "%s", err);
     const char *dir = tu_tmpdir();
@@ -537,7 +534,6 @@ static void test_problems_hostile(void) {
     CHECKF(strstr(err, "not a regular file") != NULL, "%s", err);
     CHECK(tool_timed(10, NULL, "demo --arch sm_100a --problems '%s'", p) == 2 &&
           contains(out, "not a regular file"));
-    CHECKF(now_ms() - t0 < 5000, "took %.0f ms", now_ms() - t0);
     /* over the size cap: a sparse file, refused by its size before reading */
     snprintf(p, sizeof p, "%s/big.txt", dir);
     FILE *fp = fopen(p, "w");
@@ -568,10 +564,10 @@ static void test_problems_hostile(void) {
     REQUIRE(text);
     size_t len = 0;
     for (size_t i = 0; i < sets; i++) len += (size_t)sprintf(text + len, "s%zu 8x8x64\n", i);
-    t0 = now_ms();
+    clock_t c0 = clock(); /* CPU time: the quadratic check took 2 minutes */
     CHECK(prob_parse_text(text, len, "many.txt", &f, err, sizeof err) == 0 && f.count == sets);
-    double ms = now_ms() - t0;
-    CHECKF(ms < 3000, "100k sets took %.0f ms", ms);
+    double ms = (double)(clock() - c0) * 1e3 / CLOCKS_PER_SEC;
+    CHECKF(ms < 3000, "100k sets took %.0f ms of CPU", ms);
     prob_file_free(&f);
     len += (size_t)sprintf(text + len, "s77 8x8x64\n");
     CHECK(prob_parse_text(text, len, "many.txt", &f, err, sizeof err) == -1);
