@@ -6,6 +6,7 @@
 #   bash bench/h200.sh ncu FILE SET VARIANT   Nsight Compute sections of one launch of the GEMM kernel
 #   bash bench/h200.sh final           all of the above for a release: GPU tests, sanitizers, bench table
 #   bash bench/h200.sh sanitize V...    compute-sanitizer memcheck + racecheck of `demo` (edges, bench4)
+#   bash bench/h200.sh engine           graphs, host time, MoE path: tests, memcheck, bench --moe
 set -uo pipefail
 OUT=${OUT:-$PWD/out}; mkdir -p "$OUT"
 export NVFP4JIT_SOURCE_DIR=$PWD NVFP4JIT_CACHE_DIR=${NVFP4JIT_CACHE_DIR:-/tmp/nvfp4jit-cache}
@@ -64,5 +65,18 @@ final)   # the release check: every GPU test area, the bench table, sanitizers o
   timeout 200 "$B/nvfp4jit" bench --problems problems/moe.txt --set 'decode*,prefill*,skewed*,single*,edges' \
     --iters 20 --csv "$OUT/final_moe.csv" > "$OUT/final_moe.txt" 2>&1
   grep -hE '^== |nvfp4jit sm|cuBLAS|^geomean' "$OUT/final_moe.txt" ;;
+engine)   # issue 12: graphs, host time, the MoE path (tests, sanitizers, bench with --moe)
+  (cd "$B" && for t in "moe" "gpu graphs" "gpu host_ahead"; do timeout 300 ./nvfp4jit_tests $t; done) \
+    > "$OUT/engine_tests.log" 2>&1
+  grep -E '^(ok|FAIL|SKIP)|passed|  (graphs|host_ahead|decode64|bad offsets|moe_small)' "$OUT/engine_tests.log"
+  for t in "moe bad_offsets" "moe small" "gpu graphs"; do
+    (cd "$B" && timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 ./nvfp4jit_tests $t) \
+      > "$OUT/engine_memcheck.log" 2>&1
+    echo "memcheck $t: rc $? $(grep -E 'ERROR SUMMARY' "$OUT/engine_memcheck.log" | tail -1)"
+  done
+  timeout 200 "$B/nvfp4jit" bench --moe --iters 20 --problems problems/moe.txt \
+    --set decode64-up,decode64-down,prefill8-up,skewed8-up --no-cublas > "$OUT/engine_moe.txt" 2>&1
+  timeout 150 "$B/nvfp4jit" bench --moe --iters 20 --csv "$OUT/engine_gpumode.csv" > "$OUT/engine_gpumode.txt" 2>&1
+  grep -hE '^== |nvfp4jit sm|sm90a:|host us|cuBLAS|rror|^geomean' "$OUT/engine_moe.txt" "$OUT/engine_gpumode.txt" ;;
 *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac

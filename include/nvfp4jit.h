@@ -294,8 +294,10 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_ar
                                                   size_t num_groups,
                                                   const nvfp4jit_variant *force,
                                                   nvfp4jit_plan **out);
-/** Destroy a plan and free its device buffers (synchronises nothing: the caller must make
- *  sure no launch of the plan is still running). Accepts NULL. */
+/** Destroy a plan and free its device buffers, including the immutable copies that CUDA
+ *  graphs captured from its runs read: destroy a plan only after every graph captured from
+ *  it is destroyed and no launch of it is still running (it waits only for the events of
+ *  its own eager uploads). Accepts NULL. */
 NVFP4JIT_API void nvfp4jit_plan_destroy(nvfp4jit_plan *plan);
 /** @return the plan's variant and how it was chosen (choice may be NULL). */
 NVFP4JIT_API const nvfp4jit_variant *nvfp4jit_plan_variant(const nvfp4jit_plan *plan,
@@ -306,9 +308,21 @@ NVFP4JIT_API nvfp4jit_kernel *nvfp4jit_plan_kernel(const nvfp4jit_plan *plan);
 /** Launch the grouped GEMM on `stream` (a CUstream; 0 = the legacy default stream) in the
  *  caller's current CUDA context (if no context is current, the primary context of device 0
  *  is made current). groups may have other M and pointers than at plan creation, but the
- *  same count, N and K. One launch per call; the device-side tile list and group table are
- *  uploaded only when shapes or pointers changed since the last call (steady state: no
- *  allocation, no host synchronisation). A plan must not be run on several streams at once.
+ *  same count, N and K. One launch per call (two for act16/act16p: a token prep kernel).
+ *  - Same groups as the last eager call: no allocation, no copy, no host synchronisation.
+ *  - Other groups (new pointers, other M): the device-side group table, tensor maps and tile
+ *    list are built on the host into one of up to 16 upload buffers that no launch still
+ *    reads (found by an event query, never a wait) and uploaded asynchronously; the call
+ *    waits for the device only when 16 uploads are still in flight, or (act16) when the
+ *    token workspace must grow.
+ *  - CUDA graphs: a call on a stream that is being captured (cuStreamBeginCapture, any
+ *    mode; torch.cuda.graph) records an immutable copy of what the launch reads, kept by the
+ *    plan until nvfp4jit_plan_destroy; every replay computes the problem of its capture,
+ *    whatever eager calls or other captures of the plan came before or after. Capturing
+ *    with other pointers than the last call's is fine. A captured act16 plan's workspace is
+ *    never freed before nvfp4jit_plan_destroy (growing it retires the old one).
+ *  Runs of one plan (eager or replayed) must not execute concurrently: use one stream, or
+ *  order the streams (the act16 token workspace is shared by all runs of a plan).
  *  @return NVFP4JIT_OK; NVFP4JIT_ERR_INVALID_PROBLEM; NVFP4JIT_ERR_NO_DRIVER;
  *  NVFP4JIT_ERR_NO_DEVICE; NVFP4JIT_ERR_ARCH_MISMATCH (e.g. an sm_100a plan on an H200);
  *  NVFP4JIT_ERR_CUDA (the CUresult name is in the message). */
@@ -407,6 +421,104 @@ NVFP4JIT_API const char *nvfp4jit_tune_db_path(nvfp4jit_ctx *ctx);
 NVFP4JIT_API nvfp4jit_status nvfp4jit_device_arch(nvfp4jit_ctx *ctx, int *cc);
 
 /* ---- GPU reference ------------------------------------------------------------------------ */
+/* ---- MoE layers: weights registered once, expert offsets on the device -------------- */
+
+/** Expert weights of one MoE layer: E experts of N x K each (N a positive multiple of 8, K of
+ *  64), in the same NVFP4 format as a group's B and SFB. Either stacked, b != 0: expert e at
+ *  b + e*N*K/2 and sfb + e*nvfp4jit_scale_bytes(N, K); or per expert, b == 0: host arrays of
+ *  E device pointers b_experts / sfb_experts (copied). Every pointer 16-byte aligned. */
+typedef struct nvfp4jit_weights_desc {
+    int num_experts; /* 1..65536 */
+    int64_t n, k;
+    uint64_t b, sfb;
+    const uint64_t *b_experts, *sfb_experts;
+} nvfp4jit_weights_desc;
+
+typedef struct nvfp4jit_weights nvfp4jit_weights;
+typedef struct nvfp4jit_moe_plan nvfp4jit_moe_plan;
+
+/** Bytes of one operand's scales in the blocked layout: rows padded to 128, K/16 columns
+ *  padded to 4 (rows * K / 16 for K % 64 == 0 and rows % 128 == 0). */
+NVFP4JIT_API size_t nvfp4jit_scale_bytes(int64_t rows, int64_t k);
+
+/** Register expert weights (nothing is copied on the device; the weights must stay
+ *  unchanged while the object and any plan made from it exist). Only sm_90a has the MoE
+ *  kernels today (sm_100a: NVFP4JIT_ERR_UNSUPPORTED_ARCH). No device access.
+ *  @return NVFP4JIT_OK; NVFP4JIT_ERR_INVALID_ARG (NULL ctx, desc or out; num_experts out of
+ *  range; b == 0 without the pointer arrays); NVFP4JIT_ERR_INVALID_PROBLEM (N, K or an
+ *  unaligned or NULL pointer, naming the expert); NVFP4JIT_ERR_UNSUPPORTED_ARCH. */
+NVFP4JIT_API nvfp4jit_status nvfp4jit_weights_create(nvfp4jit_ctx *ctx, nvfp4jit_arch arch,
+                                                     const nvfp4jit_weights_desc *desc,
+                                                     nvfp4jit_weights **out);
+/** Accepts NULL. Destroy every plan made from it first. */
+NVFP4JIT_API void nvfp4jit_weights_destroy(nvfp4jit_weights *w);
+
+/** Rows of the token-scale buffer a MoE call needs for max_rows tokens and E experts: every
+ *  expert's scales start at a multiple of 128 rows, so round_up(max_rows + 127 E, 128). */
+NVFP4JIT_API int64_t nvfp4jit_moe_scale_rows(int64_t max_rows, int num_experts);
+
+/** Make a MoE plan for up to max_rows tokens (1..2^30) over w: choose a variant (force, else
+ *  the heuristic's best act16/act16p variant for max_rows tokens spread evenly; MoE calls
+ *  always run on the persistent grid, so an act16 variant runs as its act16p twin), compile
+ *  it, and build on the device, once, everything a call reads but the tokens: the tensor
+ *  maps of every expert's weights and scales, a workspace of 2 * max_rows * K bytes for the
+ *  fp16 tokens, and an error word. Needs the device (sm_90a). Time and memory: see
+ *  nvfp4jit_moe_plan_info.
+ *  @return NVFP4JIT_OK; NVFP4JIT_ERR_INVALID_ARG; NVFP4JIT_ERR_INVALID_VARIANT (a forced dual
+ *  variant, or one whose tile table does not fit shared memory with E experts); driver and
+ *  compile errors as nvfp4jit_plan_create and nvfp4jit_plan_run. *out = NULL on error. */
+NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64_t max_rows,
+                                                      const nvfp4jit_variant *force,
+                                                      nvfp4jit_moe_plan **out);
+/** Free the plan's device buffers (the caller makes sure no run or graph replay of it is
+ *  still pending, and destroys graphs captured from it first). Accepts NULL. */
+NVFP4JIT_API void nvfp4jit_moe_plan_destroy(nvfp4jit_moe_plan *p);
+
+typedef struct nvfp4jit_moe_info {
+    nvfp4jit_variant variant;
+    nvfp4jit_choice choice;
+    size_t device_bytes;  /* workspace + constant blob + error word */
+    double setup_ms;      /* plan creation: choice, compile or cache hit, maps, uploads */
+    unsigned grid, prep_grid; /* CTAs of the GEMM (persistent) and of the token prep kernel */
+} nvfp4jit_moe_info;
+/** @return NVFP4JIT_OK, or NVFP4JIT_ERR_INVALID_ARG for NULL arguments. */
+NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_info(const nvfp4jit_moe_plan *p,
+                                                    nvfp4jit_moe_info *info);
+
+/** One MoE call: tokens sorted by expert. All device pointers.
+ *  a: [max_rows, K/2] packed e2m1 tokens; expert e owns rows offsets[e] .. offsets[e+1]-1.
+ *  sfa: token scales, nvfp4jit_moe_scale_rows(max_rows, E) rows x K/16 bytes; expert e's
+ *       scales are the blocked layout of its rows, starting at scale row sf_offsets[e] (a
+ *       multiple of 128), i.e. at byte sf_offsets[e] * K/16.
+ *  c: [max_rows, N] fp16 output; rows no valid expert owns are not written.
+ *  offsets: int32 [E + 1]; sf_offsets: int32 [E]. */
+typedef struct nvfp4jit_moe_call {
+    uint64_t a, sfa, c, offsets, sf_offsets;
+} nvfp4jit_moe_call;
+
+/** Launch the MoE layer on `stream` (two launches: token prep, GEMM). No host
+ *  synchronisation, no allocation, no host work proportional to E: the kernels read the
+ *  offsets on the device, so they may be written by a kernel queued just before on the same
+ *  stream. Capturable into CUDA graphs: everything per call is a kernel parameter and the
+ *  plan's buffers never change, so a replay runs over the buffers given at capture and reads
+ *  whatever tokens and offsets they hold then. Runs of one plan must not execute
+ *  concurrently (the workspace is shared). Offsets are untrusted: an expert whose rows are
+ *  negative, decreasing or past max_rows, or whose scale offset is not a multiple of 128 or
+ *  runs past the scale buffer, is skipped (its rows of c are not written) and reported by
+ *  nvfp4jit_moe_plan_check; no read or write leaves the buffers described above.
+ *  @return NVFP4JIT_OK; NVFP4JIT_ERR_INVALID_ARG (NULL p or call, a NULL or unaligned pointer:
+ *  a, sfa, c 16 bytes, offsets 4); NVFP4JIT_ERR_CUDA; NVFP4JIT_ERR_INVALID_ARG when another
+ *  CUDA context is current than at plan creation. */
+NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_run(nvfp4jit_moe_plan *p,
+                                              const nvfp4jit_moe_call *call, void *stream);
+
+/** Read and clear the plan's device-side error word (waits for the device: call it after
+ *  synchronising the runs' stream, e.g. in a debug build or after a suspicious result).
+ *  @return NVFP4JIT_OK when no run since the last check skipped an expert; else
+ *  NVFP4JIT_ERR_INVALID_PROBLEM with "expert E: ..." naming the lowest faulty expert and
+ *  every fault seen (*expert receives it; may be NULL); NVFP4JIT_ERR_CUDA. */
+NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_check(nvfp4jit_moe_plan *p, int *expert);
+
 /** Compute every group's C with the GPU reference kernel, for checking results on shapes too
  *  big for a CPU reference. It is SLOW (one thread per output element, double arithmetic,
  *  no tiling: expect well under 1 % of the grouped GEMM's speed) and meant for tests only.

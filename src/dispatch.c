@@ -1,11 +1,29 @@
 /* dispatch.c - plans: a chosen, compiled variant plus the device buffers its launches read.
  *
- * Steady state (same shapes and pointers as the last call): one cuLaunchKernel, no
- * allocation, no copy, no host synchronisation. When shapes or pointers change, the family
- * rebuilds the blob in pinned host memory and one cuMemcpyHtoDAsync on the caller's stream
- * uploads it; stream order keeps the previous launch's reads before the copy. Before the
- * pinned staging buffer is rewritten, the event recorded after the previous upload is waited
- * on (it has normally completed long before). */
+ * What a launch reads per call (the blob: group table, tensor maps, tile list) lives in a
+ * blob slot: pinned host copy + device copy + an event recorded after the last launch that
+ * read it.
+ * - Eager calls with the same groups as the last eager upload reuse its slot: one
+ *   cuLaunchKernel and one cuEventRecord, no allocation, no copy, no host synchronisation.
+ * - Eager calls with other groups (new pointers, other M) take a slot whose last launch has
+ *   completed (cuEventQuery, never a wait), or a new one, up to NJ_EAGER_SLOTS; the blob is
+ *   built into it and one cuMemcpyHtoDAsync on the caller's stream uploads it. Only when
+ *   that many uploads are still in flight does the call wait, for the oldest. The eager
+ *   slots live in one pinned and one device arena of NJ_EAGER_SLOTS equal parts, sized to a
+ *   power of two: allocating or freeing pinned or device memory can synchronise with the
+ *   device (seen on the H200: a call that re-sized its pinned buffer waited ~3 ms for the
+ *   kernels ahead of it), so that happens only when a blob outgrows its part.
+ * - A call made while the stream is being captured into a CUDA graph gets a capture slot of
+ *   its own that is never rewritten (kept until plan_destroy; an identical later capture
+ *   shares it). It is uploaded at capture time on the plan's own non-blocking stream (and
+ *   waited for), so the graph holds only the kernel launches and a replay computes the
+ *   problem it was captured with, whatever eager calls or other captures came in between.
+ *   (A captured memcpy would re-upload at every replay: measured on the H200, 8-10 us more
+ *   GPU time per replay.) Everything during a capture runs in relaxed capture mode.
+ * - The act16 workspace (fp16 tokens) is shared by all calls of the plan (runs of a plan are
+ *   ordered, see the header). When it must grow, a workspace that a capture baked in, or
+ *   that launches still in flight may use, is retired (freed at plan_destroy), never freed
+ *   under a graph. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +31,21 @@
 #include "heuristic.h"
 #include "kernel.h"
 #include "tune.h"
+
+#define NJ_EAGER_SLOTS 16
+
+typedef struct blob_slot {
+    unsigned char *host; /* pinned */
+    size_t host_cap;
+    int arena; /* host and dev are parts of the plan's eager arena, not owned */
+    CUdeviceptr dev;
+    size_t dev_cap;
+    CUevent done;          /* eager slots: recorded after each launch that read dev */
+    int recorded;          /* done was recorded at least once */
+    nvfp4jit_group *groups; /* the groups the blob was built from */
+    uint64_t ws;            /* the workspace address baked into the blob */
+    fam_launch launch;
+} blob_slot;
 
 struct nvfp4jit_plan {
     nvfp4jit_ctx *ctx;
@@ -22,19 +55,22 @@ struct nvfp4jit_plan {
     const family *fam;
     size_t num_groups;
     nvfp4jit_group *shapes; /* N, K fixed at creation */
-    nvfp4jit_group *last;   /* groups of the last upload (change detection) */
-    int have_last;
     /* device side */
     CUcontext cu_ctx;
-    CUdeviceptr dblob;
-    size_t dblob_cap;
+    blob_slot eager[NJ_EAGER_SLOTS];
+    int num_eager;
+    unsigned char *arena_host; /* pinned, NJ_EAGER_SLOTS x slot_cap */
+    CUdeviceptr arena_dev;
+    size_t slot_cap;
+    int cur; /* eager slot of the last eager upload, -1 = none */
+    blob_slot **captured; /* capture slots, immutable */
+    size_t num_captured, cap_captured;
     CUdeviceptr dws; /* workspace of the family's kernels (act16: fp16 tokens) */
     size_t dws_cap;
-    unsigned char *hblob; /* pinned */
-    size_t hblob_cap;
-    CUevent upload_done;
-    int upload_pending;
-    fam_launch launch;
+    int dws_captured; /* a capture baked dws into its blob */
+    CUdeviceptr *retired; /* workspaces replaced while something may still use them */
+    size_t num_retired;
+    CUstream upload_stream; /* capture-time uploads (non-blocking, created on first capture) */
 };
 
 NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_arch arch,
@@ -74,13 +110,11 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_ar
     nvfp4jit_plan *p = calloc(1, sizeof *p);
     NJ_RETURN_IF(ctx, !p, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (plan)");
     p->shapes = malloc(num_groups * sizeof *groups);
-    p->last = malloc(num_groups * sizeof *groups);
-    if (!p->shapes || !p->last) {
-        free(p->shapes);
-        free(p->last);
+    if (!p->shapes) {
         free(p);
         return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (plan)");
     }
+    p->cur = -1;
     memcpy(p->shapes, groups, num_groups * sizeof *groups);
     p->ctx = ctx;
     p->kernel = k;
@@ -92,6 +126,17 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_ar
     return NVFP4JIT_OK;
 }
 
+static void slot_free(const drv_api *api, blob_slot *sl) {
+    if (sl->done) {
+        if (sl->recorded) api->cuEventSynchronize(sl->done);
+        api->cuEventDestroy(sl->done);
+    }
+    if (sl->dev && !sl->arena) api->cuMemFree(sl->dev);
+    if (sl->host && !sl->arena) api->cuMemFreeHost(sl->host);
+    free(sl->groups);
+    memset(sl, 0, sizeof *sl);
+}
+
 NVFP4JIT_API void nvfp4jit_plan_destroy(nvfp4jit_plan *p) {
     if (!p) return;
     const drv_api *api = p->cu_ctx ? drv_load() : NULL;
@@ -99,17 +144,24 @@ NVFP4JIT_API void nvfp4jit_plan_destroy(nvfp4jit_plan *p) {
         CUcontext prev = NULL;
         api->cuCtxGetCurrent(&prev);
         if (prev != p->cu_ctx) api->cuCtxSetCurrent(p->cu_ctx);
-        if (p->upload_done) {
-            if (p->upload_pending) api->cuEventSynchronize(p->upload_done);
-            api->cuEventDestroy(p->upload_done);
+        for (int i = 0; i < p->num_eager; i++) slot_free(api, &p->eager[i]);
+        if (p->arena_dev) api->cuMemFree(p->arena_dev);
+        if (p->arena_host) api->cuMemFreeHost(p->arena_host);
+        for (size_t i = 0; i < p->num_captured; i++) {
+            slot_free(api, p->captured[i]);
+            free(p->captured[i]);
         }
-        if (p->dblob) api->cuMemFree(p->dblob);
+        if (p->upload_stream) api->cuStreamDestroy(p->upload_stream);
         if (p->dws) api->cuMemFree(p->dws);
-        if (p->hblob) api->cuMemFreeHost(p->hblob);
+        for (size_t i = 0; i < p->num_retired; i++) api->cuMemFree(p->retired[i]);
         if (prev != p->cu_ctx) api->cuCtxSetCurrent(prev);
+    } else {
+        for (size_t i = 0; i < p->num_captured; i++) free(p->captured[i]);
+        for (int i = 0; i < p->num_eager; i++) free(p->eager[i].groups);
     }
+    free(p->captured);
+    free(p->retired);
     free(p->shapes);
-    free(p->last);
     free(p);
 }
 
@@ -174,23 +226,219 @@ static int arch_runs_on(nvfp4jit_arch a, int cc) {
     return (a == NVFP4JIT_ARCH_SM90A && cc == 90) || (a == NVFP4JIT_ARCH_SM100A && cc == 100);
 }
 
-/* The one launch of a run (the blob is already on the device). */
-static nvfp4jit_status launch(nvfp4jit_plan *p, const drv_api *api, CUstream st) {
-    if (p->launch.num_ctas == 0) return NVFP4JIT_OK; /* every group has M = 0 */
-    void *args[] = {&p->dblob};
-    if (p->launch.prep_ctas) {
+/* The one launch of a run, reading slot sl's device blob. */
+static nvfp4jit_status launch(nvfp4jit_plan *p, const drv_api *api, blob_slot *sl, CUstream st) {
+    if (sl->launch.num_ctas == 0) return NVFP4JIT_OK; /* every group has M = 0 */
+    nj_moe_args none;
+    memset(&none, 0, sizeof none);
+    void *args[] = {&sl->dev, &none}; /* act16: (blob, MoeArgs); dual: (blob), the rest unread */
+    if (sl->launch.prep_ctas) {
         NJ_RETURN_IF(p->ctx, !p->kernel->fn_prep, NVFP4JIT_ERR_INTERNAL,
                      "variant needs a prep kernel but its module has none");
         DRV_CHECK(p->ctx, api,
-                  cuLaunchKernel(p->kernel->fn_prep, p->launch.prep_ctas, 1, 1,
-                                 p->launch.prep_threads, 1, 1, 0, st, args, NULL),
+                  cuLaunchKernel(p->kernel->fn_prep, sl->launch.prep_ctas, 1, 1,
+                                 sl->launch.prep_threads, 1, 1, 0, st, args, NULL),
                   "cuLaunchKernel (prep)");
     }
     DRV_CHECK(p->ctx, api,
-              cuLaunchKernel(p->kernel->fn, p->launch.num_ctas, 1, 1, p->launch.threads, 1, 1,
-                             (unsigned)p->launch.dyn_smem, st, args, NULL),
+              cuLaunchKernel(p->kernel->fn, sl->launch.num_ctas, 1, 1, sl->launch.threads, 1, 1,
+                             (unsigned)sl->launch.dyn_smem, st, args, NULL),
               "cuLaunchKernel");
     return NVFP4JIT_OK;
+}
+
+/* An eager launch from slot sl, then its event (the slot is free again once it completed). */
+static nvfp4jit_status launch_eager(nvfp4jit_plan *p, const drv_api *api, blob_slot *sl,
+                                    CUstream st) {
+    NJ_FORWARD_IF_ERROR(launch(p, api, sl, st));
+    DRV_CHECK(p->ctx, api, cuEventRecord(sl->done, st), "cuEventRecord");
+    sl->recorded = 1;
+    return NVFP4JIT_OK;
+}
+
+static int groups_equal(const nvfp4jit_group *a, const nvfp4jit_group *b, size_t n) {
+    return memcmp(a, b, n * sizeof *a) == 0;
+}
+
+/* Make every eager slot hold at least `need` bytes: a new arena when it does not (after the
+ * launches that read the old one; rare, see the top). */
+static nvfp4jit_status arena_reserve(nvfp4jit_plan *p, const drv_api *api, size_t need) {
+    nvfp4jit_ctx *ctx = p->ctx;
+    if (need <= p->slot_cap) return NVFP4JIT_OK;
+    for (int i = 0; i < p->num_eager; i++)
+        if (p->eager[i].recorded)
+            DRV_CHECK(ctx, api, cuEventSynchronize(p->eager[i].done), "waiting for a blob slot");
+    if (p->arena_dev) api->cuMemFree(p->arena_dev);
+    if (p->arena_host) api->cuMemFreeHost(p->arena_host);
+    p->arena_dev = 0;
+    p->arena_host = NULL;
+    p->slot_cap = 0;
+    p->cur = -1;
+    for (int i = 0; i < p->num_eager; i++) {
+        p->eager[i].host = NULL;
+        p->eager[i].dev = 0;
+        p->eager[i].host_cap = p->eager[i].dev_cap = 0;
+    }
+    size_t cap = 4096;
+    while (cap < need) cap *= 2;
+    void *h = NULL;
+    DRV_CHECK(ctx, api, cuMemAllocHost(&h, cap * NJ_EAGER_SLOTS), "cuMemAllocHost (plan blobs)");
+    p->arena_host = h;
+    DRV_CHECK(ctx, api, cuMemAlloc(&p->arena_dev, cap * NJ_EAGER_SLOTS), "cuMemAlloc (plan blobs)");
+    p->slot_cap = cap;
+    for (int i = 0; i < p->num_eager; i++) {
+        p->eager[i].host = p->arena_host + (size_t)i * cap;
+        p->eager[i].dev = p->arena_dev + (CUdeviceptr)((size_t)i * cap);
+        p->eager[i].host_cap = p->eager[i].dev_cap = cap;
+    }
+    return NVFP4JIT_OK;
+}
+
+/* An eager slot nothing on the device reads any more: one whose last launch completed (a
+ * query, no wait), else a new one, else (NJ_EAGER_SLOTS uploads in flight) the oldest after
+ * waiting for it. */
+static nvfp4jit_status eager_slot(nvfp4jit_plan *p, const drv_api *api, blob_slot **out) {
+    nvfp4jit_ctx *ctx = p->ctx;
+    for (int j = 1; j <= p->num_eager; j++) {
+        blob_slot *sl = &p->eager[(p->cur + j + p->num_eager) % p->num_eager];
+        if (!sl->recorded) {
+            *out = sl;
+            return NVFP4JIT_OK;
+        }
+        CUresult r = api->cuEventQuery(sl->done);
+        if (r == CUDA_SUCCESS) {
+            *out = sl;
+            return NVFP4JIT_OK;
+        }
+        if (r != CUDA_ERROR_NOT_READY) return drv_fail(ctx, r, "cuEventQuery (plan blob slot)");
+    }
+    if (p->num_eager < NJ_EAGER_SLOTS) {
+        blob_slot *sl = &p->eager[p->num_eager];
+        memset(sl, 0, sizeof *sl);
+        DRV_CHECK(ctx, api, cuEventCreate(&sl->done, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+        sl->arena = 1;
+        sl->host = p->arena_host + (size_t)p->num_eager * p->slot_cap;
+        sl->dev = p->arena_dev + (CUdeviceptr)((size_t)p->num_eager * p->slot_cap);
+        sl->host_cap = sl->dev_cap = p->slot_cap;
+        p->num_eager++;
+        *out = sl;
+        return NVFP4JIT_OK;
+    }
+    blob_slot *sl = &p->eager[(p->cur + 1) % p->num_eager];
+    DRV_CHECK(ctx, api, cuEventSynchronize(sl->done), "waiting for the oldest blob slot");
+    *out = sl;
+    return NVFP4JIT_OK;
+}
+
+/* Size slot sl for `need` blob bytes. Its old buffers are unused (eager: its event completed;
+ * capture: new), so they can be freed at once. */
+static nvfp4jit_status slot_reserve(nvfp4jit_plan *p, const drv_api *api, blob_slot *sl,
+                                    size_t need) {
+    nvfp4jit_ctx *ctx = p->ctx;
+    if (!sl->groups) {
+        sl->groups = malloc(p->num_groups * sizeof *sl->groups);
+        NJ_RETURN_IF(ctx, !sl->groups, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (plan slot)");
+    }
+    NJ_RETURN_IF(ctx, sl->arena && need > sl->host_cap, NVFP4JIT_ERR_INTERNAL,
+                 "blob of %zu bytes in an arena slot of %zu", need, sl->host_cap);
+    if (need > sl->host_cap) {
+        if (sl->host) api->cuMemFreeHost(sl->host);
+        sl->host = NULL;
+        sl->host_cap = 0;
+        void *h = NULL;
+        DRV_CHECK(ctx, api, cuMemAllocHost(&h, need), "cuMemAllocHost (plan blob)");
+        sl->host = h;
+        sl->host_cap = need;
+    }
+    if (need > sl->dev_cap) {
+        if (sl->dev) api->cuMemFree(sl->dev);
+        sl->dev = 0;
+        sl->dev_cap = 0;
+        DRV_CHECK(ctx, api, cuMemAlloc(&sl->dev, need), "cuMemAlloc (plan blob)");
+        sl->dev_cap = need;
+    }
+    return NVFP4JIT_OK;
+}
+
+/* Make the workspace at least wneed bytes. The old one is freed only when nothing can use
+ * it any more: never when a capture baked it in, and (eager) after the stream's earlier
+ * launches; while capturing, or when it was captured, it is retired until plan_destroy. */
+static nvfp4jit_status workspace_reserve(nvfp4jit_plan *p, const drv_api *api, size_t wneed,
+                                         CUstream st, int capturing) {
+    nvfp4jit_ctx *ctx = p->ctx;
+    if (wneed <= p->dws_cap) return NVFP4JIT_OK;
+    if (p->dws) {
+        if (capturing || p->dws_captured) {
+            CUdeviceptr *r = realloc(p->retired, (p->num_retired + 1) * sizeof *r);
+            NJ_RETURN_IF(ctx, !r, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (plan)");
+            p->retired = r;
+            p->retired[p->num_retired++] = p->dws;
+        } else {
+            /* eager launches of this plan (ordered, see the header) may still use it */
+            DRV_CHECK(ctx, api, cuStreamSynchronize(st), "cuStreamSynchronize");
+            api->cuMemFree(p->dws);
+        }
+        p->dws = 0;
+        p->dws_cap = 0;
+        p->dws_captured = 0;
+    }
+    DRV_CHECK(ctx, api, cuMemAlloc(&p->dws, wneed), "cuMemAlloc (plan workspace)");
+    p->dws_cap = wneed;
+    return NVFP4JIT_OK;
+}
+
+/* Build groups' blob into slot sl and queue its upload on st. */
+static nvfp4jit_status slot_fill(nvfp4jit_plan *p, const drv_api *api, blob_slot *sl,
+                                 const nvfp4jit_group *groups, size_t need, CUstream st) {
+    nvfp4jit_ctx *ctx = p->ctx;
+    NJ_FORWARD_IF_ERROR(slot_reserve(p, api, sl, need));
+    NJ_FORWARD_IF_ERROR(p->fam->blob_fill(ctx, api, &p->v, groups, p->num_groups, sl->host,
+                                          (uint64_t)sl->dev, (uint64_t)p->dws, &sl->launch));
+    DRV_CHECK(ctx, api, cuMemcpyHtoDAsync(sl->dev, sl->host, need, st),
+              "cuMemcpyHtoDAsync (plan blob)");
+    memcpy(sl->groups, groups, p->num_groups * sizeof *groups);
+    sl->ws = (uint64_t)p->dws;
+    return NVFP4JIT_OK;
+}
+
+/* A run on a stream that is being captured: an immutable capture slot. */
+static nvfp4jit_status run_captured(nvfp4jit_plan *p, const drv_api *api,
+                                    const nvfp4jit_group *groups, CUstream st) {
+    nvfp4jit_ctx *ctx = p->ctx;
+    size_t n = p->num_groups;
+    size_t wneed = p->fam->workspace_size ? p->fam->workspace_size(&p->v, groups, n) : 0;
+    NJ_FORWARD_IF_ERROR(workspace_reserve(p, api, wneed, st, 1));
+    p->dws_captured = p->dws != 0;
+    for (size_t i = 0; i < p->num_captured; i++) {
+        blob_slot *sl = p->captured[i];
+        if (sl->ws == (uint64_t)p->dws && groups_equal(sl->groups, groups, n))
+            return launch(p, api, sl, st); /* the same problem, captured before: on the device */
+    }
+    if (!p->upload_stream)
+        DRV_CHECK(ctx, api, cuStreamCreate(&p->upload_stream, CU_STREAM_NON_BLOCKING),
+                  "cuStreamCreate (plan upload stream)");
+    if (p->num_captured == p->cap_captured) {
+        size_t c = p->cap_captured ? 2 * p->cap_captured : 4;
+        blob_slot **a = realloc(p->captured, c * sizeof *a);
+        NJ_RETURN_IF(ctx, !a, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (plan)");
+        p->captured = a;
+        p->cap_captured = c;
+    }
+    blob_slot *sl = calloc(1, sizeof *sl);
+    NJ_RETURN_IF(ctx, !sl, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (plan)");
+    size_t need = p->fam->blob_size(&p->v, groups, n);
+    nvfp4jit_status s = slot_fill(p, api, sl, groups, need, p->upload_stream);
+    if (s == NVFP4JIT_OK) {
+        CUresult r = api->cuStreamSynchronize(p->upload_stream);
+        if (r != CUDA_SUCCESS) s = drv_fail(ctx, r, "uploading the captured blob");
+    }
+    if (s != NVFP4JIT_OK) { /* nothing half-built stays in the list */
+        slot_free(api, sl);
+        free(sl);
+        return s;
+    }
+    p->captured[p->num_captured++] = sl;
+    return launch(p, api, sl, st);
 }
 
 NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *p, const nvfp4jit_group *groups,
@@ -200,8 +448,23 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *p, const nvfp4jit_
     nj_clear(ctx);
     NJ_RETURN_IF(ctx, num_groups != p->num_groups, NVFP4JIT_ERR_INVALID_PROBLEM,
                  "plan was made for %zu groups, run got %zu", p->num_groups, num_groups);
-    /* fast path: nothing changed since the last upload */
-    int same = p->have_last && memcmp(groups, p->last, num_groups * sizeof *groups) == 0;
+    NJ_RETURN_IF(ctx, num_groups && !groups, NVFP4JIT_ERR_INVALID_ARG, "groups is NULL");
+    CUstream st = (CUstream)stream;
+    blob_slot *last = p->cur >= 0 ? &p->eager[p->cur] : NULL;
+    int same = last && last->ws == (uint64_t)p->dws && groups_equal(groups, last->groups, num_groups);
+    /* Steady state: the context of the last launch is still current, so the device checks
+     * made then still hold; a stream that is not being captured and the same groups as the
+     * last eager upload: launch from its slot. */
+    const drv_api *api = p->cu_ctx ? drv_load() : NULL;
+    CUcontext now = NULL;
+    CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (api && api->cuCtxGetCurrent(&now) == CUDA_SUCCESS && now == p->cu_ctx) {
+        DRV_CHECK(ctx, api, cuStreamIsCapturing(st, &cap), "cuStreamIsCapturing");
+        if (same && cap == CU_STREAM_CAPTURE_STATUS_NONE) {
+            NJ_FORWARD_IF_ERROR(nj_kernel_load(ctx, api, p->kernel)); /* loaded: returns at once */
+            return launch_eager(p, api, last, st);
+        }
+    }
     if (!same) {
         NJ_FORWARD_IF_ERROR(nvfp4jit_problem_check(ctx, groups, num_groups));
         for (size_t i = 0; i < num_groups; i++) {
@@ -212,15 +475,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *p, const nvfp4jit_
                          (long long)p->shapes[i].n, (long long)p->shapes[i].k);
         }
     }
-    /* Steady state: the context of the last launch is still current, so the device checks
-     * made then still hold; otherwise (first launch, other context) check everything. */
     nvfp4jit_status s;
-    const drv_api *api = p->cu_ctx ? drv_load() : NULL;
-    CUcontext now = NULL;
-    if (api && api->cuCtxGetCurrent(&now) == CUDA_SUCCESS && now == p->cu_ctx) {
-        NJ_FORWARD_IF_ERROR(nj_kernel_load(ctx, api, p->kernel)); /* loaded: returns at once */
-        if (same) return launch(p, api, (CUstream)stream);
-    }
     api = drv_get(ctx, &s);
     if (!api) return s;
     if (!arch_runs_on(p->v.arch, ctx->device_cc)) {
@@ -234,59 +489,32 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *p, const nvfp4jit_
         return nj_fail(ctx, NVFP4JIT_ERR_INVALID_ARG,
                        "plan's device buffers belong to another CUDA context");
     p->cu_ctx = cur;
-    NJ_FORWARD_IF_ERROR(nj_kernel_load(ctx, api, p->kernel));
-    CUstream st = (CUstream)stream;
-    if (!same) {
-        size_t need = p->fam->blob_size(&p->v, groups, num_groups);
-        if (p->upload_pending) {
-            DRV_CHECK(ctx, api, cuEventSynchronize(p->upload_done), "waiting for the last upload");
-            p->upload_pending = 0;
-        }
-        if (need > p->hblob_cap) {
-            if (p->hblob) api->cuMemFreeHost(p->hblob);
-            p->hblob = NULL;
-            p->hblob_cap = 0;
-            void *h = NULL;
-            DRV_CHECK(ctx, api, cuMemAllocHost(&h, need), "cuMemAllocHost (plan blob)");
-            p->hblob = h;
-            p->hblob_cap = need;
-        }
-        if (need > p->dblob_cap) {
-            /* the previous launch may still read the old buffer: free it only after it */
-            if (p->dblob) {
-                DRV_CHECK(ctx, api, cuStreamSynchronize(st), "cuStreamSynchronize");
-                api->cuMemFree(p->dblob);
-                p->dblob = 0;
-                p->dblob_cap = 0;
-            }
-            DRV_CHECK(ctx, api, cuMemAlloc(&p->dblob, need), "cuMemAlloc (plan blob)");
-            p->dblob_cap = need;
-        }
-        size_t wneed = p->fam->workspace_size ? p->fam->workspace_size(&p->v, groups, num_groups)
-                                              : 0;
-        if (wneed > p->dws_cap) {
-            if (p->dws) { /* the previous launch may still use it */
-                DRV_CHECK(ctx, api, cuStreamSynchronize(st), "cuStreamSynchronize");
-                api->cuMemFree(p->dws);
-                p->dws = 0;
-                p->dws_cap = 0;
-            }
-            DRV_CHECK(ctx, api, cuMemAlloc(&p->dws, wneed), "cuMemAlloc (plan workspace)");
-            p->dws_cap = wneed;
-        }
-        if (!p->upload_done)
-            DRV_CHECK(ctx, api, cuEventCreate(&p->upload_done, CU_EVENT_DISABLE_TIMING),
-                      "cuEventCreate");
-        p->have_last = 0;
-        NJ_FORWARD_IF_ERROR(p->fam->blob_fill(ctx, api, &p->v, groups, num_groups, p->hblob,
-                                              (uint64_t)p->dblob, (uint64_t)p->dws,
-                                              &p->launch));
-        DRV_CHECK(ctx, api, cuMemcpyHtoDAsync(p->dblob, p->hblob, need, st),
-                  "cuMemcpyHtoDAsync (plan blob)");
-        DRV_CHECK(ctx, api, cuEventRecord(p->upload_done, st), "cuEventRecord");
-        p->upload_pending = 1;
-        memcpy(p->last, groups, num_groups * sizeof *groups);
-        p->have_last = 1;
+    DRV_CHECK(ctx, api, cuStreamIsCapturing(st, &cap), "cuStreamIsCapturing");
+    NJ_RETURN_IF(ctx, cap == CU_STREAM_CAPTURE_STATUS_INVALIDATED, NVFP4JIT_ERR_CUDA,
+                 "the stream's capture was invalidated before this call");
+    if (cap == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+        /* module load and allocations are "potentially unsafe" during a global-mode
+         * capture; they are not part of what the graph replays, so relax this thread */
+        CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+        DRV_CHECK(ctx, api, cuThreadExchangeStreamCaptureMode(&mode),
+                  "cuThreadExchangeStreamCaptureMode");
+        s = nj_kernel_load(ctx, api, p->kernel);
+        if (s == NVFP4JIT_OK) s = run_captured(p, api, groups, st);
+        api->cuThreadExchangeStreamCaptureMode(&mode);
+        return s;
     }
-    return launch(p, api, st);
+    NJ_FORWARD_IF_ERROR(nj_kernel_load(ctx, api, p->kernel));
+    if (same) return launch_eager(p, api, last, st);
+    size_t wneed = p->fam->workspace_size ? p->fam->workspace_size(&p->v, groups, num_groups)
+                                          : 0;
+    NJ_FORWARD_IF_ERROR(workspace_reserve(p, api, wneed, st, 0));
+    size_t need = p->fam->blob_size(&p->v, groups, num_groups);
+    NJ_FORWARD_IF_ERROR(arena_reserve(p, api, need));
+    blob_slot *sl = NULL;
+    NJ_FORWARD_IF_ERROR(eager_slot(p, api, &sl));
+    p->cur = -1; /* the slot is rewritten below: not reusable until it is complete */
+    NJ_FORWARD_IF_ERROR(slot_fill(p, api, sl, groups, need, st));
+    NJ_FORWARD_IF_ERROR(launch_eager(p, api, sl, st));
+    p->cur = (int)(sl - p->eager);
+    return NVFP4JIT_OK;
 }

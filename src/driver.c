@@ -60,6 +60,15 @@ const drv_api *drv_load(void) {
         LOAD(cuEventRecord, "cuEventRecord");
         LOAD(cuEventSynchronize, "cuEventSynchronize");
         LOAD(cuEventElapsedTime, "cuEventElapsedTime");
+        LOAD(cuEventQuery, "cuEventQuery");
+        LOAD(cuStreamIsCapturing, "cuStreamIsCapturing");
+        LOAD(cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode");
+        LOAD(cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+        LOAD(cuStreamEndCapture, "cuStreamEndCapture");
+        LOAD(cuGraphInstantiate, "cuGraphInstantiateWithFlags");
+        LOAD(cuGraphLaunch, "cuGraphLaunch");
+        LOAD(cuGraphExecDestroy, "cuGraphExecDestroy");
+        LOAD(cuGraphDestroy, "cuGraphDestroy");
         LOAD(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
 #undef LOAD
         if (ok && g_api.cuInit(0) != CUDA_SUCCESS) ok = 0;

@@ -45,6 +45,16 @@ typedef struct drv_api {
     CUresult (*cuEventRecord)(CUevent, CUstream);
     CUresult (*cuEventSynchronize)(CUevent);
     CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+    CUresult (*cuEventQuery)(CUevent);
+    CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
+    CUresult (*cuThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
+    /* graphs: used by the tests and the bench command (the library only detects captures) */
+    CUresult (*cuStreamBeginCapture)(CUstream, CUstreamCaptureMode);
+    CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);
+    CUresult (*cuGraphInstantiate)(CUgraphExec *, CUgraph, unsigned long long);
+    CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+    CUresult (*cuGraphExecDestroy)(CUgraphExec);
+    CUresult (*cuGraphDestroy)(CUgraph);
     CUresult (*cuTensorMapEncodeTiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
                                        const cuuint64_t *, const cuuint64_t *,
                                        const cuuint32_t *, const cuuint32_t *,

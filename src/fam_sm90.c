@@ -123,9 +123,11 @@ static int sm90_check(const nvfp4jit_variant *v, char *why, size_t n) {
         /* consumer thread: N/2 accumulators, 32 fragment registers (two k-tiles) and ~24 for
          * the rest (ptxas fits 256x64 in 96 and 128x192 in 164 without spilling); act16p's
          * tile loop needs a few more: with them 192x128 spilled 4 bytes at 128 registers, the
-         * only act16p variant that spilled when all were compiled (2026-12-03) */
+         * only act16p variant that spilled when all were compiled (2026-12-03); with the MoE
+         * entry's tile table (issue 12) 256x64 act16p spilled 12 bytes too, so BLOCK_M 256
+         * gets the same margin */
         int need = v->block_n / 2 + 56, have = act16_consumer_regs(v);
-        if (v->strategy == NVFP4JIT_STRATEGY_ACT16P && v->block_m == 192) need += 9;
+        if (v->strategy == NVFP4JIT_STRATEGY_ACT16P && v->block_m >= 192) need += 9;
         if (need > have) {
             snprintf(why, n,
                      "needs ~%d registers per consumer thread (%d accumulators), %d consumer "
@@ -331,6 +333,52 @@ static int sm90_fits(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t 
         }
     }
     return 1;
+}
+
+/* ---- the MoE entry (src/moe.c): one constant blob per plan ----
+ * Layout: the act16 blob with num_tiles = 0 and prep_items = 0; per expert a group {0, b, 0,
+ * sfb, 0, ws, 0, n, k, 0} and the weights and weight-scale maps at slots 1 and 2 of its three
+ * (slot 0 unused); after them, at maps_off + 384 E, one fp16 token map over the whole
+ * workspace (max_rows rows). The tile table is built by the kernel, in dynamic shared memory
+ * after the mbarriers (4 (E + 1) bytes more). */
+size_t sm90_moe_blob_size(int experts) { return act16_maps_off((size_t)experts) + 384 * (size_t)experts + 128; }
+
+size_t sm90_moe_dyn_smem(const nvfp4jit_variant *v, int experts) {
+    return sm90_dyn_smem(v) + 4 * ((size_t)experts + 1);
+}
+
+int sm90_moe_fits(const nvfp4jit_variant *v, int experts) {
+    return is_act16(v) && sm90_moe_dyn_smem(v, experts) <= SM90_SMEM_MAX;
+}
+
+nvfp4jit_status sm90_moe_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
+                                   const nvfp4jit_variant *v, int experts, int64_t n, int64_t k,
+                                   const uint64_t *b, const uint64_t *sfb, int64_t max_rows,
+                                   uint64_t ws, unsigned char *host) {
+    size_t E = (size_t)experts, mo = act16_maps_off(E), end = sm90_moe_blob_size(experts);
+    memset(host, 0, end);
+    int32_t hdr[4] = {0, experts, 0, 0};
+    uint64_t hdr_off[3] = {mo, end, 64};
+    memcpy(host, hdr, sizeof hdr);
+    memcpy(host + 16, hdr_off, sizeof hdr_off);
+    for (size_t e = 0; e < E; e++) {
+        unsigned char *d = host + 64 + 64 * e;
+        uint64_t p[6] = {0, b[e], 0, sfb[e], 0, ws};
+        int32_t s[4] = {0, (int32_t)n, (int32_t)k, 0};
+        memcpy(d, p, sizeof p);
+        memcpy(d + 48, s, sizeof s);
+        unsigned char *maps = host + mo + 384 * e;
+        NJ_FORWARD_IF_ERROR(act16_map(ctx, api, maps + 128, b[e], CU_TENSOR_MAP_DATA_TYPE_UINT8,
+                                      k / 2, n, k / 2, 32, v->block_m,
+                                      CU_TENSOR_MAP_SWIZZLE_NONE, e, "expert weights"));
+        NJ_FORWARD_IF_ERROR(act16_map(ctx, api, maps + 256, sfb[e],
+                                      CU_TENSOR_MAP_DATA_TYPE_UINT32, 128,
+                                      (n + 127) / 128 * (k / 64), 512, 128, 1,
+                                      CU_TENSOR_MAP_SWIZZLE_NONE, e, "expert weight scales"));
+    }
+    return act16_map(ctx, api, host + mo + 384 * E, ws, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, k,
+                     max_rows, k * 2, 64, v->block_n, CU_TENSOR_MAP_SWIZZLE_128B, E,
+                     "fp16 tokens (all experts)");
 }
 
 static nvfp4jit_status sm90_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,

@@ -21,6 +21,14 @@ typedef struct fam_launch {
     unsigned prep_threads;
 } fam_launch;
 
+/* The second parameter of the sm_90a act16/act16p kernels and of their prep kernel
+ * (templates/sm90a_act16.cuh MoeArgs, 56 bytes): all zero for the grouped call (plan_run),
+ * the per-call pointers of a MoE call (src/moe.c) otherwise. */
+typedef struct nj_moe_args {
+    uint64_t a, sfa, c, offsets, sf_offsets, status;
+    int32_t max_rows, sf_rows;
+} nj_moe_args;
+
 typedef struct family {
     nvfp4jit_arch arch;
     const char *arch_name;     /* "sm_90a" */
@@ -53,6 +61,16 @@ typedef struct family {
     int (*fits)(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n, char *why,
                 size_t why_n);
 } family;
+
+/* The MoE entry of the sm_90a act16/act16p kernels (fam_sm90.c; layout there). */
+size_t sm90_moe_blob_size(int experts);
+size_t sm90_moe_dyn_smem(const nvfp4jit_variant *v, int experts);
+/* @return 1 if v is act16/act16p and its MoE kernel fits shared memory with `experts`. */
+int sm90_moe_fits(const nvfp4jit_variant *v, int experts);
+nvfp4jit_status sm90_moe_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
+                                   const nvfp4jit_variant *v, int experts, int64_t n, int64_t k,
+                                   const uint64_t *b, const uint64_t *sfb, int64_t max_rows,
+                                   uint64_t ws, unsigned char *host);
 
 extern const family fam_sm90a;
 extern const family fam_sm100a;

@@ -49,6 +49,38 @@ constexpr u64 EVICT_LAST  = 0x14F0000000000000ULL;
 // "Shared memory descriptor": 14-bit fields in units of 16 bytes).
 __device__ inline constexpr u64 desc_encode(u64 x) { return (x & 0x3FFFFULL) >> 4ULL; }
 
+% if EMU == 1 then
+// Emulation mode (EMU=1, tests only): the same helpers call the CPU emulator of the sm_100a
+// data path (tests/emu.c, through tests/emu_prelude.h) instead of inline PTX, one call per
+// PTX instruction with the same operands.
+__device__ __forceinline__ u32 elect_sync() { return emu_elect_sync(); }
+__device__ __forceinline__ void mbarrier_init(int mbar_addr, int count) { emu_mbarrier_init(mbar_addr, count); }
+__device__ __forceinline__ void mbarrier_wait(int mbar_addr, int phase) { emu_mbarrier_try_wait_parity_loop(mbar_addr, phase); }
+__device__ __forceinline__ void bulk_g2s(int dst, const void *src, int size, int mbar_addr, u64 policy) {
+  emu_cp_async_bulk_g2s(dst, src, size, mbar_addr, policy);
+}
+__device__ __forceinline__ void tma_2d_g2s(int dst, const void *tmap, int x, int y, int mbar_addr, u64 policy) {
+  emu_cp_async_bulk_tensor_2d_g2s(dst, tmap, x, y, mbar_addr, policy);
+}
+__device__ __forceinline__ void tcgen05_cp_nvfp4(int taddr, u64 s_desc) { emu_tcgen05_cp_32x128b_warpx4(taddr, s_desc); }
+__device__ __forceinline__ void tcgen05_mma_nvfp4(int d_tmem, u64 a_desc, u64 b_desc, u32 i_desc,
+                                                  int sfa_tmem, int sfb_tmem, int enable_input_d) {
+  emu_tcgen05_mma_mxf4nvf4_block16(d_tmem, a_desc, b_desc, i_desc, sfa_tmem, sfb_tmem, enable_input_d != 0);
+}
+__device__ __forceinline__ void tmem_ld(float *t, int row, int col) {
+  emu_tcgen05_ld_16x256b(t, ${BLOCK_N // 8}, (row << 16) | col);
+}
+__device__ __forceinline__ u32 f32x2_to_f16x2(float a, float b) { return emu_cvt_rn_f16x2_f32(b, a); }
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(int mbar_addr, int bytes) { emu_mbarrier_arrive_expect_tx(mbar_addr, bytes); }
+__device__ __forceinline__ void fence_mbarrier_init() { emu_fence_mbarrier_init(); }
+__device__ __forceinline__ void tcgen05_alloc(int dst_addr) { emu_tcgen05_alloc(dst_addr, ${TMEM_COLS}); }
+__device__ __forceinline__ void tcgen05_relinquish() { emu_tcgen05_relinquish_alloc_permit(); }
+__device__ __forceinline__ void tcgen05_dealloc(int taddr) { emu_tcgen05_dealloc(taddr, ${TMEM_COLS}); }
+__device__ __forceinline__ void tcgen05_fence_before() { emu_tcgen05_fence_before_thread_sync(); }
+__device__ __forceinline__ void tcgen05_fence_after() { emu_tcgen05_fence_after_thread_sync(); }
+__device__ __forceinline__ void tcgen05_commit(int mbar_addr) { emu_tcgen05_commit(mbar_addr); }
+__device__ __forceinline__ void tcgen05_wait_ld() { emu_tcgen05_wait_ld(); }
+% else
 __device__ __forceinline__ u32 elect_sync() {
   u32 pred = 0;
   asm volatile("{\n\t.reg .pred %%px;\n\telect.sync _|%%px, %1;\n\t@%%px mov.s32 %0, 1;\n\t}"
@@ -98,6 +130,31 @@ __device__ __forceinline__ u32 f32x2_to_f16x2(float a, float b) {
   return r;
 }
 
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(int mbar_addr, int bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;"
+               :: "r"(mbar_addr), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;");
+}
+__device__ __forceinline__ void tcgen05_alloc(int dst_addr) {
+  asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], ${TMEM_COLS};" :: "r"(dst_addr));
+}
+__device__ __forceinline__ void tcgen05_relinquish() {
+  asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;");
+}
+__device__ __forceinline__ void tcgen05_dealloc(int taddr) {
+  asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, ${TMEM_COLS};" :: "r"(taddr));
+}
+__device__ __forceinline__ void tcgen05_fence_before() { asm volatile("tcgen05.fence::before_thread_sync;"); }
+__device__ __forceinline__ void tcgen05_fence_after() { asm volatile("tcgen05.fence::after_thread_sync;"); }
+__device__ __forceinline__ void tcgen05_commit(int mbar_addr) {
+  asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];"
+               :: "r"(mbar_addr) : "memory");
+}
+__device__ __forceinline__ void tcgen05_wait_ld() { asm volatile("tcgen05.wait::ld.sync.aligned;"); }
+% end
+
 extern "C" __global__ void __launch_bounds__(${THREADS})
 ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
   const BlobHeader *hdr = (const BlobHeader *)blob;
@@ -116,27 +173,36 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
   // comes FIRST and the dynamic base is only 16-byte aligned (0x430-0x490 in these cubins),
   // whatever __align__ says: round up at run time (the host reserves 1024 bytes of slack).
   // The declaration promises only 16: a larger promise lets the compiler fold the round-up.
+% if EMU == 1 then
+  char *const smem_ptr = emu_dynamic_shared();   // after the static section, as in the cubin
+% else
   extern __shared__ __align__(16) char smem_ptr[];
+% end
   const int smem_raw = (int)__cvta_generic_to_shared(smem_ptr);
   const int smem = (smem_raw + 1023) & ~1023;
+% if EMU == 1 then
+  // the static shared variables live in the emulated static section (same order, alignment)
+  long long (&mbars)[${STAGES * 2 + 1}] = *(long long (*)[${STAGES * 2 + 1}])emu_static_shared(${(STAGES * 2 + 1) * 8}, 8);
+  int &tmem_base_slot = *(int *)emu_static_shared(4, 4);
+% else
   __shared__ long long mbars[${STAGES * 2 + 1}];
   __shared__ int tmem_base_slot;
+% end
   const int tma_mbar = (int)__cvta_generic_to_shared(mbars);
   const int mma_mbar = tma_mbar + ${STAGES} * 8;
   const int done_mbar = mma_mbar + ${STAGES} * 8;
 
   if (warp_id == 0 && elect_sync()) {
     for (int i = 0; i < ${STAGES * 2 + 1}; i++) mbarrier_init(tma_mbar + i * 8, 1);
-    asm volatile("fence.mbarrier_init.release.cluster;");
+    fence_mbarrier_init();
   } else if (warp_id == 1) {
     // tensor-memory allocation: a power of two >= 32 columns (PTX ISA "tcgen05.alloc")
-    asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], ${TMEM_COLS};"
-                 :: "r"((int)__cvta_generic_to_shared(&tmem_base_slot)));
-    asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;");
+    tcgen05_alloc((int)__cvta_generic_to_shared(&tmem_base_slot));
+    tcgen05_relinquish();
   }
-  asm volatile("tcgen05.fence::before_thread_sync;");
+  tcgen05_fence_before();
   __syncthreads();
-  asm volatile("tcgen05.fence::after_thread_sync;");
+  tcgen05_fence_after();
   const int tmem = tmem_base_slot;        // accumulator at column 0 of the allocation
 
   const TmaDesc *A_tmap = maps + 2 * group;
@@ -167,8 +233,7 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
       bulk_g2s(SFA_s, SFA_base + kb * 512, nsub * 512, mbar, cache_A);
       bulk_g2s(SFB_s, SFB_base + kb * 512, nsub * 512, mbar, cache_B);
       // TMA boxes count in full (out-of-bounds elements are zero-filled but still arrive)
-      asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;"
-                   :: "r"(mbar), "r"(${A_SIZE + B_SIZE} + 2 * nsub * 512) : "memory");
+      mbarrier_arrive_expect_tx(mbar, ${A_SIZE + B_SIZE} + 2 * nsub * 512);
     }
   } else if (warp_id == NUM_WARPS - 1 && elect_sync()) {
     // ---- MMA issuer ----
@@ -179,7 +244,7 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
     for (int it = 0; it < num_iters; it++) {
       const int stage = it % ${STAGES};
       mbarrier_wait(tma_mbar + stage * 8, (it / ${STAGES}) % 2);
-      asm volatile("tcgen05.fence::after_thread_sync;");
+      tcgen05_fence_after();
       const int A_s = smem + stage * ${STAGE}, B_s = A_s + ${A_SIZE};
       const int SFA_s = B_s + ${B_SIZE}, SFB_s = SFA_s + ${SF_SIZE};
       const int nsub = min(${SUB}, k_blocks - it * ${SUB});
@@ -202,20 +267,18 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
                           tmem + ${SFA_TMEM} + k * 4, tmem + ${SFB_TMEM} + sfb_lane + k * 4,
                           (it > 0 || k > 0) ? 1 : 0);
       }
-      asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];"
-                   :: "r"(mma_mbar + stage * 8) : "memory");
+      tcgen05_commit(mma_mbar + stage * 8);
     }
-    asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];"
-                 :: "r"(done_mbar) : "memory");
+    tcgen05_commit(done_mbar);
   } else if (tid < ${BLOCK_M}) {
     // ---- epilogue: warp w reads accumulator lanes 32w..32w+31 ----
     mbarrier_wait(done_mbar, 0);
-    asm volatile("tcgen05.fence::after_thread_sync;");
+    tcgen05_fence_after();
     const bool full_tile = off_m + ${BLOCK_M} <= M && off_n + ${BLOCK_N} <= N;
     for (int m0 = 0; m0 < 2; m0++) {
       float t[${BLOCK_N // 2}];
       tmem_ld(t, warp_id * 32 + m0 * 16, tmem & 0xFFFF);
-      asm volatile("tcgen05.wait::ld.sync.aligned;");
+      tcgen05_wait_ld();
       const int row = off_m + warp_id * 32 + m0 * 16 + lane_id / 4;
 #pragma unroll
       for (int i = 0; i < ${BLOCK_N // 8}; i++) {
@@ -232,10 +295,10 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
       }
     }
   }
-  asm volatile("tcgen05.fence::before_thread_sync;");
+  tcgen05_fence_before();
   __syncthreads();
   if (warp_id == 1) {
-    asm volatile("tcgen05.fence::after_thread_sync;");
-    asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, ${TMEM_COLS};" :: "r"(tmem));
+    tcgen05_fence_after();
+    tcgen05_dealloc(tmem);
   }
 }

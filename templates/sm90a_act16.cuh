@@ -25,6 +25,14 @@
 % -- half h = q % 2. The prep kernel writes the token of physical k 16t + pair_q[e] at logical
 % -- position 8q + 2t + e of its 64-k block, so both operands agree.
 % -- act16p (STRATEGY 2): a persistent grid loops over the tiles; act16: one tile per CTA
+% --
+% -- MoE entry (nvfp4jit_moe_run, act16p only): the same two kernels with MoeArgs.offsets set.
+% -- The blob is then the plan's constant one (per expert: weights and scale maps; one token
+% -- map over the whole workspace at maps[3E]); tokens, token scales, C and the expert
+% -- offsets are kernel parameters, read on the device: prep finds each row's expert by a
+% -- binary search over the offsets, the GEMM builds its tile table (first tile of each
+% -- expert) in shared memory at the start. Offsets are untrusted: an expert whose rows or
+% -- scale rows leave the buffers is skipped and reported in MoeArgs.status.
 % local PERSIST = (STRATEGY == 2)
 % local TILE_LOOP = PERSIST and "  for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {"
 %             or "  { const int ti = blockIdx.x; (void)num_tiles;"
@@ -53,6 +61,14 @@ struct GroupDesc {           // 64 bytes
 };
 struct __align__(64) TmaDesc { u64 opaque[16]; };  // CUtensorMap; per group: tokens, weights, weight scales
 struct Tile { int group, tx, ty, pad; };           // tx: weight tile, ty: token tile
+struct MoeArgs {             // 56 bytes (src/moe.c moe_args); offsets == 0: the grouped call
+  u64 a, sfa, c;             // tokens [max_rows, K/2], token scales, C [max_rows, N] fp16
+  const int *offsets;        // expert e owns rows offsets[e] .. offsets[e+1]-1
+  const int *sf_offsets;     // expert e's scales start at scale row sf_offsets[e] (128 | it)
+  int *status;               // {fault bits, lowest faulty expert}: raised here, cleared by the host
+  int max_rows, sf_rows;     // rows of A, C and the workspace; rows of the token-scale buffer
+};
+% local MOE_OFF = SF_OFF + STAGES * SF_BYTES + 16 * STAGES  -- MoE tile table, after the mbarriers
 
 static __device__ __forceinline__ u32 smem_u32(const void *p) {
   return (u32)__cvta_generic_to_shared(p);
@@ -80,13 +96,67 @@ static __device__ __forceinline__ void dec8(u32 w, u32 s2, u32 *o) {
 }
 static __device__ __forceinline__ u32 scale_f16x2(u32 sb) { return e4m3x2_to_f16x2(sb | (sb << 8)); }
 
+// Expert e of a MoE call: its first row *r0 and first scale row *s0, and its row count; or
+// minus the fault bits (1: offsets negative or decreasing, 2: rows past max_rows, 4: scale
+// offset not a multiple of 128 or scale rows past sf_rows) when it must be skipped.
+static __device__ __forceinline__ int moe_expert(const MoeArgs &p, int e, int *r0, int *s0) {
+  const int a = p.offsets[e], b = p.offsets[e + 1], s = p.sf_offsets[e];
+  *r0 = a;
+  *s0 = s;
+  if (a < 0 || b < a) return -1;
+  if (b > p.max_rows) return -2;
+  if (s < 0 || (s & 127) || s > p.sf_rows - ((b - a + 127) & ~127)) return -4;
+  return b - a;
+}
+static __device__ __forceinline__ void moe_fault(const MoeArgs &p, int e, int bits) {
+  atomicOr(p.status, bits);
+  atomicMin(p.status + 1, e);
+}
+
 // ---- prep: one thread per (token row, 16-k group) ----
+// One item: 16 token values of row m (row of its own scales; the workspace row is ws) to fp16.
+static __device__ __forceinline__ void prep_item(const unsigned char *a, const unsigned char *sfa,
+                                                 unsigned char *ws, int m, int j, int K) {
+  const uint2 q = *(const uint2 *)(a + (long long)m * (K / 2) + j * 8);
+  const u32 sb = sfa[((long long)(m / 128) * (K / 64) + j / 4) * 512 + (m % 32) * 16 +
+                     ((m % 128) / 32) * 4 + (j % 4)];
+  const u32 s2 = scale_f16x2(sb);
+  u32 o[8];
+  dec8(q.x, s2, o);
+  dec8(q.y, s2, o + 4);
+  // pair q -> logical k 8q + 2t (+1) of the 64-k block: byte offset 16q + 4t
+  unsigned char *dst = ws + ((long long)m * K + (j / 4) * 64) * 2 + (j % 4) * 4;
+#pragma unroll
+  for (int i = 0; i < 8; i++) *(u32 *)(dst + 16 * i) = o[i];
+}
+
 extern "C" __global__ void __launch_bounds__(256)
-${KERNEL_NAME}_prep(const unsigned char *__restrict__ blob) {
+${KERNEL_NAME}_prep(const unsigned char *__restrict__ blob, const MoeArgs moe) {
   const BlobHeader *hdr = (const BlobHeader *)blob;
+  const GroupDesc *groups = (const GroupDesc *)(blob + hdr->groups_off);
+  if (moe.offsets) {
+    // MoE: item = row * K/16 + j over max_rows rows; the row's expert by binary search (the
+    // last expert starting at or before it: empty experts share their successor's start)
+    const int K = groups[0].k, per_row = K / 16, E = hdr->num_groups;
+    const long long item = (long long)blockIdx.x * 256 + threadIdx.x;
+    const int r = (int)(item / per_row), j = (int)(item % per_row);
+    if (r >= moe.max_rows) return;
+    int lo = 0, hi = E - 1;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (moe.offsets[mid] <= r) lo = mid; else hi = mid - 1;
+    }
+    int r0, s0;
+    const int cnt = moe_expert(moe, lo, &r0, &s0);
+    if (cnt <= 0 || r < r0 || r >= r0 + cnt) return;   // no expert owns it (or a faulty one)
+    const unsigned char *a = (const unsigned char *)moe.a + (long long)r0 * (K / 2);
+    const unsigned char *sfa = (const unsigned char *)moe.sfa + (long long)s0 * (K / 16);
+    unsigned char *ws = (unsigned char *)groups[0].ws + (long long)r0 * K * 2;
+    prep_item(a, sfa, ws, r - r0, j, K);
+    return;
+  }
   const int item = blockIdx.x * 256 + threadIdx.x;
   if (item >= hdr->prep_items) return;
-  const GroupDesc *groups = (const GroupDesc *)(blob + hdr->groups_off);
   // last group whose first item is <= item (empty groups share their successor's prep0)
   int lo = 0, hi = hdr->num_groups - 1;
   while (lo < hi) {
@@ -95,18 +165,8 @@ ${KERNEL_NAME}_prep(const unsigned char *__restrict__ blob) {
   }
   const GroupDesc g = groups[lo];
   const int per_row = g.k / 16, local = item - g.prep0;
-  const int m = local / per_row, j = local % per_row;
-  const uint2 q = *(const uint2 *)((const unsigned char *)g.a + (long long)m * (g.k / 2) + j * 8);
-  const u32 sb = ((const unsigned char *)g.sfa)[((long long)(m / 128) * (g.k / 64) + j / 4) * 512 +
-                                                (m % 32) * 16 + ((m % 128) / 32) * 4 + (j % 4)];
-  const u32 s2 = scale_f16x2(sb);
-  u32 o[8];
-  dec8(q.x, s2, o);
-  dec8(q.y, s2, o + 4);
-  // pair q -> logical k 8q + 2t (+1) of the 64-k block: byte offset 16q + 4t
-  unsigned char *dst = (unsigned char *)g.ws + ((long long)m * g.k + (j / 4) * 64) * 2 + (j % 4) * 4;
-#pragma unroll
-  for (int i = 0; i < 8; i++) *(u32 *)(dst + 16 * i) = o[i];
+  prep_item((const unsigned char *)g.a, (const unsigned char *)g.sfa, (unsigned char *)g.ws,
+            local / per_row, local % per_row, g.k);
 }
 
 // ---- mbarrier, TMA (PTX ISA "mbarrier", "cp.async.bulk", "cp.async.bulk.tensor") ----
@@ -165,8 +225,10 @@ static __device__ __forceinline__ u32 f32x2_to_f16x2(float a, float b) {
   return r;
 }
 
+struct TileInfo { int group, tx, ty, row0, m, tok_map; unsigned short *c; };
+
 extern "C" __global__ void __launch_bounds__(${THREADS}, 1)
-${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
+${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
   // Everything lives in dynamic shared memory, aligned here to 1024 bytes (TMA's 128-byte
   // swizzle repeats every 1024 bytes and takes its pattern from the address). The declaration
   // promises only 16: a larger promise lets the compiler fold the alignment step away, and
@@ -177,7 +239,9 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
   const GroupDesc *groups = (const GroupDesc *)(blob + hdr->groups_off);
   const TmaDesc *maps = (const TmaDesc *)(blob + hdr->maps_off);
   const Tile *tiles = (const Tile *)(blob + hdr->tiles_off);
-  const int num_tiles = hdr->num_tiles;
+  int num_tiles = hdr->num_tiles;
+  const int E = hdr->num_groups;
+  int *tab = (int *)(smem + ${MOE_OFF});   // MoE: tab[e] = first tile of expert e, tab[E] = all
   // Tiles blockIdx.x, + gridDim.x, ...: one per CTA when the grid has one CTA per tile; with
   // a persistent grid (strategy act16p: as many CTAs as SMs) the producer runs on into the
   // next tile's stages while the consumers store the previous tile. The ring's stage and
@@ -191,7 +255,57 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
+  if (moe.offsets) {
+    // tiles per expert (weight tiles outer, as in the grouped blob), then a prefix sum by warp 0
+    const int tiles_x = (groups[0].n + ${BLOCK_M - 1}) / ${BLOCK_M};
+    for (int e = tid; e < E; e += ${THREADS}) {
+      int r0, s0;
+      const int cnt = moe_expert(moe, e, &r0, &s0);
+      if (cnt < 0 && blockIdx.x == 0) moe_fault(moe, e, -cnt);
+      tab[e + 1] = cnt > 0 ? tiles_x * ((cnt + ${BLOCK_N - 1}) / ${BLOCK_N}) : 0;
+    }
+    __syncthreads();
+    if (tid < 32) {
+      int carry = 0;
+      for (int b = 0; b < E; b += 32) {
+        int x = b + tid < E ? tab[b + tid + 1] : 0;
+#pragma unroll
+        for (int d = 1; d < 32; d *= 2) {
+          const int y = __shfl_up_sync(0xFFFFFFFFu, x, d);
+          if (tid >= d) x += y;
+        }
+        if (b + tid < E) tab[b + tid + 1] = x + carry;
+        carry += __shfl_sync(0xFFFFFFFFu, x, 31);
+      }
+      if (tid == 0) tab[0] = 0;
+    }
+  }
   __syncthreads();
+  if (moe.offsets) num_tiles = tab[E];
+  // The tile's group (MoE: expert), weight and token tile, its first token row in the token
+  // map, its token count and C.
+  auto tile_at = [&](int ti) -> TileInfo {
+    TileInfo r;
+    if (!moe.offsets) {
+      const Tile t = tiles[ti];
+      r.group = t.group; r.tx = t.tx; r.ty = t.ty; r.row0 = 0; r.tok_map = 3 * t.group;
+      r.m = groups[t.group].m;
+      r.c = (unsigned short *)groups[t.group].c;
+      return r;
+    }
+    int lo = 0, hi = E - 1;   // the last expert whose first tile is <= ti
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (tab[mid] <= ti) lo = mid; else hi = mid - 1;
+    }
+    int r0, s0;
+    const int cnt = moe_expert(moe, lo, &r0, &s0);   // > 0: it has tiles
+    const int ty_n = (cnt + ${BLOCK_N - 1}) / ${BLOCK_N}, local = ti - tab[lo];
+    r.group = lo; r.tx = local / ty_n; r.ty = local % ty_n; r.row0 = r0; r.tok_map = 3 * E;
+    r.m = cnt;
+    r.c = (unsigned short *)moe.c + (long long)r0 * groups[lo].n;
+    return r;
+  };
 
   if (wg == ${WG}) {
     // ---- producer ----
@@ -199,11 +313,11 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
       const u32 base = smem_u32(smem);
       int it = 0;
 ${TILE_LOOP}
-        const Tile tile = tiles[ti];
+        const TileInfo tile = tile_at(ti);
         const GroupDesc &g = groups[tile.group];
         const int nk = g.k / 64;                  // K % 64 == 0 and K >= 64
-        const int x0 = tile.tx * ${BLOCK_M}, y0 = tile.ty * ${BLOCK_N};
-        const TmaDesc *tok_map = &maps[3 * tile.group], *w_map = &maps[3 * tile.group + 1];
+        const int x0 = tile.tx * ${BLOCK_M}, y0 = tile.row0 + tile.ty * ${BLOCK_N};
+        const TmaDesc *tok_map = &maps[tile.tok_map], *w_map = &maps[3 * tile.group + 1];
         const TmaDesc *sf_map = &maps[3 * tile.group + 2];
         asm volatile("prefetch.tensormap [%0];" :: "l"(tok_map) : "memory");
         asm volatile("prefetch.tensormap [%0];" :: "l"(w_map) : "memory");
@@ -235,7 +349,7 @@ ${TILE_LOOP}
   u32 afr0[16], afr1[16];   // fragment registers of even and odd k-tiles
   int it = 0;
 ${TILE_LOOP}
-  const Tile tile = tiles[ti];
+  const TileInfo tile = tile_at(ti);
   const GroupDesc g = groups[tile.group];
   const int nk = g.k / 64;
   const int x0 = tile.tx * ${BLOCK_M}, y0 = tile.ty * ${BLOCK_N};
@@ -296,9 +410,9 @@ ${TILE_LOOP}
 
   // ---- epilogue: fragment rows are weights (N of C), columns tokens (M of C); C[tok][w].
   // Both operands carried 2^-14: C = acc * 2^28, exact in fp32.
-  const int N = g.n, M = g.m;
+  const int N = g.n, M = tile.m;
   const int wr = x0 + cw * 64 + warp * 16 + lane / 4;
-  unsigned short *C = (unsigned short *)g.c;
+  unsigned short *C = tile.c;
   const float S = 268435456.0f;
 #pragma unroll
   for (int j = 0; j < ${BLOCK_N // 8}; j++) {

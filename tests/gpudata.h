@@ -58,6 +58,13 @@ void case_free(const drv_api *api, gpu_case *c);
 /* Fill every non-empty group's C with 0xFF (fp16 NaN), so an unwritten element fails. */
 void poison(const drv_api *api, gpu_case *c);
 
+/* Compare one group's output (host copy, M x N fp16) with the CPU reference under the
+ * DESIGN.md tolerance plus the fp32 accumulation allowance; prints what failed under
+ * `label` and group gi. @return 0 if it passes, 1 if not. */
+int group_check(const uint16_t *out, const uint8_t *a, const uint8_t *sfa, const uint8_t *b,
+                const uint8_t *sfb, int64_t m, int64_t n, int64_t k, const char *label,
+                size_t gi);
+
 /* A context with the disk cache only when NVFP4JIT_CACHE_DIR is set (CTest sets it). */
 nvfp4jit_ctx *new_ctx(void);
 

@@ -142,6 +142,8 @@ static void t_plan_no_driver(void) {
     CHECK(nvfp4jit_plan_kernel(p) != NULL);
     /* run: wrong count; then no driver */
     CHECK(nvfp4jit_plan_run(p, g, 1, NULL) == NVFP4JIT_ERR_INVALID_PROBLEM);
+    CHECK(nvfp4jit_plan_run(p, NULL, 2, NULL) == NVFP4JIT_ERR_INVALID_ARG);
+    CHECK(strstr(nvfp4jit_last_error(ctx), "groups is NULL") != NULL);
     drv_test_force_missing = 1;
     CHECK(nvfp4jit_plan_run(p, g, 2, NULL) == NVFP4JIT_ERR_NO_DRIVER);
     CHECK(strstr(nvfp4jit_last_error(ctx), "libcuda") != NULL);

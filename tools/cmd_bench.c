@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpu.h"
 #include "reference.h"
@@ -116,6 +117,252 @@ static int run_nvfp4(void *u) {
     nvfp4jit_status s = nvfp4jit_plan_run(rc->plan, rc->data->g, rc->data->n, rc->dev->stream);
     if (s != NVFP4JIT_OK) return tool_lib_fail(rc->cmd, rc->dev->ctx, s, "nvfp4jit_plan_run");
     return 0;
+}
+
+/* ---- host time per call ------------------------------------------------------------------ */
+typedef struct graph_run {
+    const char *cmd;
+    tool_dev *dev;
+    CUgraphExec exec;
+} graph_run;
+
+static int run_graph(void *u) {
+    graph_run *g = u;
+    CUresult r = g->dev->api->cuGraphLaunch(g->exec, g->dev->stream);
+    return r == CUDA_SUCCESS ? 0 : tool_cu_fail(g->cmd, g->dev, r, "cuGraphLaunch");
+}
+
+static double host_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+/* Host microseconds per call, measured with the host clock around a burst of calls (no
+ * synchronisation inside the burst): out[0] plan_run with the same pointers as the last call,
+ * out[1] with new pointers every call (two sets of C buffers, alternating; a burst of 12,
+ * below the plan's 16 upload buffers), out[2] cuGraphLaunch of a captured plan_run; out[3]
+ * the GPU time of one graph replay (events, cold L2, median). @return 0 or 1 after a message. */
+static int host_times(const char *cmd, tool_dev *dev, nvfp4jit_plan *plan, tool_data *d,
+                      int iters, CUdeviceptr flush, double out[4]) {
+    const drv_api *api = dev->api;
+    nvfp4jit_ctx *ctx = dev->ctx;
+    nvfp4jit_group *g2 = malloc(d->n * sizeof *g2);
+    int rc = 0;
+    CUgraph graph = NULL;
+    graph_run gr = {cmd, dev, NULL};
+    if (!g2) return tool_fail(cmd, "out of host memory");
+    memcpy(g2, d->g, d->n * sizeof *g2);
+    for (size_t i = 0; i < d->n && !rc; i++) {
+        g2[i].c = 0;
+        if (d->g[i].m == 0) continue;
+        CUdeviceptr c = 0;
+        CUresult r = api->cuMemAlloc(&c, (size_t)(d->g[i].m * d->g[i].n * 2));
+        if (r != CUDA_SUCCESS) rc = tool_cu_fail(cmd, dev, r, "cuMemAlloc (second C)");
+        g2[i].c = c;
+    }
+#define HT_RUN(groups)                                                                       \
+    do {                                                                                     \
+        nvfp4jit_status s_ = nvfp4jit_plan_run(plan, (groups), d->n, dev->stream);           \
+        if (s_ != NVFP4JIT_OK) {                                                             \
+            rc = tool_lib_fail(cmd, ctx, s_, "nvfp4jit_plan_run");                           \
+            goto out;                                                                        \
+        }                                                                                    \
+    } while (0)
+    if (rc) goto out;
+    /* warm-up: upload buffers allocated for both pointer sets */
+    for (int i = 0; i < 16; i++) HT_RUN(i % 2 ? g2 : d->g);
+    HT_RUN(d->g);
+    api->cuStreamSynchronize(dev->stream);
+    double t0 = host_us();
+    for (int i = 0; i < iters; i++) HT_RUN(d->g);
+    out[0] = (host_us() - t0) / iters;
+    api->cuStreamSynchronize(dev->stream);
+    const int burst = 12;
+    t0 = host_us();
+    for (int i = 0; i < burst; i++) HT_RUN(i % 2 ? g2 : d->g);
+    out[1] = (host_us() - t0) / burst;
+    api->cuStreamSynchronize(dev->stream);
+    CUresult r = api->cuStreamBeginCapture(dev->stream, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    if (r != CUDA_SUCCESS) {
+        rc = tool_cu_fail(cmd, dev, r, "cuStreamBeginCapture");
+        goto out;
+    }
+    nvfp4jit_status s = nvfp4jit_plan_run(plan, d->g, d->n, dev->stream);
+    r = api->cuStreamEndCapture(dev->stream, &graph);
+    if (s != NVFP4JIT_OK) {
+        rc = tool_lib_fail(cmd, ctx, s, "nvfp4jit_plan_run (captured)");
+        goto out;
+    }
+    if (r == CUDA_SUCCESS) r = api->cuGraphInstantiate(&gr.exec, graph, 0);
+    if (r != CUDA_SUCCESS) {
+        rc = tool_cu_fail(cmd, dev, r, "capturing a run into a graph");
+        goto out;
+    }
+    if ((rc = run_graph(&gr))) goto out;
+    api->cuStreamSynchronize(dev->stream);
+    t0 = host_us();
+    for (int i = 0; i < iters && !rc; i++) rc = run_graph(&gr);
+    out[2] = (host_us() - t0) / iters;
+    api->cuStreamSynchronize(dev->stream);
+    double mn;
+    if (!rc) rc = tool_time(cmd, dev, run_graph, &gr, 3, iters, flush, FLUSH_BYTES, &out[3], &mn);
+#undef HT_RUN
+out:
+    api->cuStreamSynchronize(dev->stream);
+    if (gr.exec) api->cuGraphExecDestroy(gr.exec);
+    if (graph) api->cuGraphDestroy(graph);
+    for (size_t i = 0; i < d->n; i++)
+        if (g2[i].c) api->cuMemFree(g2[i].c);
+    free(g2);
+    return rc;
+}
+
+/* ---- the MoE path on the same data ---------------------------------------------------------- */
+typedef struct moe_run_ctx {
+    const char *cmd;
+    tool_dev *dev;
+    nvfp4jit_moe_plan *plan;
+    nvfp4jit_moe_call call;
+} moe_run_ctx;
+
+static int run_moe(void *u) {
+    moe_run_ctx *m = u;
+    nvfp4jit_status s = nvfp4jit_moe_run(m->plan, &m->call, m->dev->stream);
+    return s == NVFP4JIT_OK ? 0 : tool_lib_fail(m->cmd, m->dev->ctx, s, "nvfp4jit_moe_run");
+}
+
+/* The set as one MoE layer (every group one expert; needs one N and K): tokens and token
+ * scales packed contiguously (scales at 128-row boundaries), offsets uploaded once, the
+ * weights as registered per-expert pointers (an empty group's expert borrows another's, it is
+ * never read). Prints the MoE row (GPU time) and its host times. The results are not checked
+ * here: tests/test_moe.c checks them (bit-exact against the grouped call). @return 0, 1 after a
+ * message, 2 when the set is not one layer (skipped with a note). */
+static int bench_moe(const char *cmd, tool_dev *dev, tool_data *d, int iters, CUdeviceptr flush,
+                     FILE *csv, const char *set_name, const nvfp4jit_variant *force,
+                     double *gpu_us) {
+    const drv_api *api = dev->api;
+    nvfp4jit_ctx *ctx = dev->ctx;
+    size_t E = d->n;
+    int64_t N = d->g[0].n, K = d->g[0].k, rows = 0;
+    size_t first = E;
+    for (size_t e = 0; e < E; e++) {
+        if (d->g[e].n != N || d->g[e].k != K) return 2;
+        rows += d->g[e].m;
+        if (d->g[e].m > 0 && first == E) first = e;
+    }
+    if (first == E) return 2;
+    int rc = 0;
+    int *off = calloc(E + 1, sizeof *off), *sfo = calloc(E, sizeof *sfo);
+    uint64_t *bp = calloc(E, sizeof *bp), *sp = calloc(E, sizeof *sp);
+    int64_t sf_rows = nvfp4jit_moe_scale_rows(rows, (int)E);
+    size_t ab = (size_t)(rows * K / 2), sab = (size_t)sf_rows * (size_t)(K / 16);
+    unsigned char *ha = calloc(ab ? ab : 1, 1), *hs = calloc(sab, 1);
+    CUdeviceptr da = 0, ds = 0, dc = 0, dc2 = 0, doff = 0, dsfo = 0;
+    nvfp4jit_weights *w = NULL;
+    nvfp4jit_moe_plan *plan = NULL;
+    CUgraph graph = NULL;
+    CUgraphExec ge = NULL;
+    if (!off || !sfo || !bp || !sp || !ha || !hs) {
+        rc = tool_fail(cmd, "out of host memory");
+        goto out;
+    }
+    int r = 0, sr = 0;
+    for (size_t e = 0; e < E; e++) {
+        off[e] = r;
+        sfo[e] = sr;
+        int64_t m = d->g[e].m;
+        if (m > 0) {
+            memcpy(ha + (size_t)r * (size_t)(K / 2), d->a[e], (size_t)(m * K / 2));
+            memcpy(hs + (size_t)sr * (size_t)(K / 16), d->sfa[e], ref_sf_bytes(m, K));
+        }
+        r += (int)m;
+        sr += (int)((m + 127) / 128 * 128);
+        bp[e] = d->g[m > 0 ? e : first].b;
+        sp[e] = d->g[m > 0 ? e : first].sfb;
+    }
+    off[E] = r;
+    CUresult cr;
+    if ((cr = api->cuMemAlloc(&da, ab ? ab : 16)) || (cr = api->cuMemAlloc(&ds, sab)) ||
+        (cr = api->cuMemAlloc(&dc, (size_t)(rows * N * 2) + 16)) ||
+        (cr = api->cuMemAlloc(&dc2, (size_t)(rows * N * 2) + 16)) ||
+        (cr = api->cuMemAlloc(&doff, (E + 1) * sizeof *off)) ||
+        (cr = api->cuMemAlloc(&dsfo, E * sizeof *sfo)) || (cr = api->cuMemcpyHtoD(da, ha, ab)) ||
+        (cr = api->cuMemcpyHtoD(ds, hs, sab)) ||
+        (cr = api->cuMemcpyHtoD(doff, off, (E + 1) * sizeof *off)) ||
+        (cr = api->cuMemcpyHtoD(dsfo, sfo, E * sizeof *sfo))) {
+        rc = tool_cu_fail(cmd, dev, cr, "MoE buffers");
+        goto out;
+    }
+    nvfp4jit_weights_desc wd = {(int)E, N, K, 0, 0, bp, sp};
+    nvfp4jit_status s = nvfp4jit_weights_create(ctx, NVFP4JIT_ARCH_SM90A, &wd, &w);
+    if (s == NVFP4JIT_OK) s = nvfp4jit_moe_plan_create(w, rows > 0 ? rows : 1, force, &plan);
+    if (s != NVFP4JIT_OK) {
+        rc = tool_lib_fail(cmd, ctx, s, "MoE plan");
+        goto out;
+    }
+    nvfp4jit_moe_info info;
+    nvfp4jit_moe_plan_info(plan, &info);
+    moe_run_ctx mr = {cmd, dev, plan, {da, ds, dc, doff, dsfo}};
+    double mn, us = 0, host[3] = {0};
+    if ((rc = tool_time(cmd, dev, run_moe, &mr, 3, iters, flush, FLUSH_BYTES, &us, &mn))) goto out;
+    api->cuStreamSynchronize(dev->stream);
+    double t0 = host_us();
+    for (int i = 0; i < iters && !rc; i++) rc = run_moe(&mr);
+    host[0] = (host_us() - t0) / iters;
+    api->cuStreamSynchronize(dev->stream);
+    t0 = host_us();
+    for (int i = 0; i < iters && !rc; i++) {
+        mr.call.c = i % 2 ? dc2 : dc;
+        rc = run_moe(&mr);
+    }
+    host[1] = (host_us() - t0) / iters;
+    mr.call.c = dc;
+    api->cuStreamSynchronize(dev->stream);
+    if (rc) goto out;
+    if ((cr = api->cuStreamBeginCapture(dev->stream, CU_STREAM_CAPTURE_MODE_GLOBAL))) {
+        rc = tool_cu_fail(cmd, dev, cr, "cuStreamBeginCapture");
+        goto out;
+    }
+    s = nvfp4jit_moe_run(plan, &mr.call, dev->stream);
+    cr = api->cuStreamEndCapture(dev->stream, &graph);
+    if (s == NVFP4JIT_OK && cr == CUDA_SUCCESS) cr = api->cuGraphInstantiate(&ge, graph, 0);
+    if (s != NVFP4JIT_OK || cr != CUDA_SUCCESS) {
+        rc = s != NVFP4JIT_OK ? tool_lib_fail(cmd, ctx, s, "nvfp4jit_moe_run (captured)")
+                              : tool_cu_fail(cmd, dev, cr, "capturing a MoE run");
+        goto out;
+    }
+    api->cuGraphLaunch(ge, dev->stream);
+    api->cuStreamSynchronize(dev->stream);
+    t0 = host_us();
+    for (int i = 0; i < iters; i++) api->cuGraphLaunch(ge, dev->stream);
+    host[2] = (host_us() - t0) / iters;
+    api->cuStreamSynchronize(dev->stream);
+    printf("  %-36s %10.2f  (MoE path, %s: %zu experts, offsets on the device)\n",
+           tool_variant_str(&info.variant), us,
+           force ? "the grouped call's variant" : "MoE heuristic", E);
+    printf("  MoE host us per call: %.1f same pointers, %.1f new C every call, %.1f graph replay "
+           "(plan setup %.1f ms, %.1f MB on the device)\n",
+           host[0], host[1], host[2], info.setup_ms, info.device_bytes / 1e6);
+    if (csv)
+        fprintf(csv, "%s,nvfp4jit MoE %s,%.3f,,,,\"host us/call %.2f|%.2f|%.2f\"\n", set_name,
+                tool_variant_str(&info.variant), us, host[0], host[1], host[2]);
+    *gpu_us = us;
+out:
+    if (ge) api->cuGraphExecDestroy(ge);
+    if (graph) api->cuGraphDestroy(graph);
+    nvfp4jit_moe_plan_destroy(plan);
+    nvfp4jit_weights_destroy(w);
+    CUdeviceptr *dp[] = {&da, &ds, &dc, &dc2, &doff, &dsfo};
+    for (size_t i = 0; i < sizeof dp / sizeof *dp; i++)
+        if (*dp[i]) api->cuMemFree(*dp[i]);
+    free(off);
+    free(sfo);
+    free(bp);
+    free(sp);
+    free(ha);
+    free(hs);
+    return rc;
 }
 
 #ifdef NVFP4JIT_HAVE_CUBLAS
@@ -350,10 +597,12 @@ int cmd_bench(int argc, char **argv) {
         "cuBLAS. Prints us, TFLOP/s (2*sum(M*N*K)), % of the 749 TFLOP/s fp16 peak and the\n"
         "speed-up over the best cuBLAS; --csv writes the same rows. --variant takes a\n"
         "comma-separated list (\"auto\" = the library's choice), timed one after the other on\n"
-        "the same data; the geomean line is given for each."};
+        "the same data; the geomean line is given for each. Each variant also gets a line of host\n"
+        "microseconds per call (host clock around a burst of calls: same pointers, new\n"
+        "pointers every call, replay of a captured CUDA graph) and the GPU time of a replay."};
     tool_prob_opts po = {0};
     const char *csv_path = NULL, *variant_s = NULL;
-    int iters = 30, seed = 1, no_cublas = 0;
+    int iters = 30, seed = 1, no_cublas = 0, moe = 0;
     const tool_opt opts[] = {
         TOOL_PROB_OPTS(po),
         {"csv", OPT_STRING, &csv_path, "FILE", "also write the rows as CSV", 0, 0},
@@ -362,6 +611,8 @@ int cmd_bench(int argc, char **argv) {
         {"variant", OPT_STRING, &variant_s, "V,...",
          "variants to time instead of the library's choice (auto), comma-separated", 0, 0},
         {"no-cublas", OPT_FLAG, &no_cublas, NULL, "leave the cuBLAS rows out", 0, 0},
+        {"moe", OPT_FLAG, &moe, NULL,
+         "also time the set as one MoE layer (nvfp4jit_moe_run; sm_90a; groups of one N, K)", 0, 0},
         {"seed", OPT_INT, &seed, "N", "random data seed (default 1)", 0, 2147483647},
         {NULL, OPT_FLAG, NULL, NULL, NULL, 0, 0},
     };
@@ -495,6 +746,8 @@ int cmd_bench(int argc, char **argv) {
         }
         bench_row rows[BENCH_MAX_VARIANTS + 4];
         int nrows = 0;
+        nvfp4jit_variant first_v;
+        int first_ok = 0;
         memset(rows, 0, sizeof rows);
         for (int vi = 0; vi < nvar && !rc; vi++) {
             nvfp4jit_plan *plan = NULL;
@@ -506,6 +759,10 @@ int cmd_bench(int argc, char **argv) {
                 break;
             }
             tool_print_plan(plan, 2);
+            if (vi == 0) {
+                first_v = *nvfp4jit_plan_variant(plan, NULL);
+                first_ok = 1;
+            }
             run_ctx rx = {u.cmd, plan, &data, &dev};
             bench_row *ours = &rows[nrows++];
             snprintf(ours->impl, sizeof ours->impl, "nvfp4jit %s",
@@ -516,10 +773,34 @@ int cmd_bench(int argc, char **argv) {
             if (tool_time(u.cmd, &dev, run_nvfp4, &rx, 3, iters, flush, FLUSH_BYTES, &ours->us,
                           &vmn))
                 rc = 1;
+            double ht[4] = {0};
+            if (!rc && host_times(u.cmd, &dev, plan, &data, iters, flush, ht) == 0) {
+                printf("  host us per call: %.1f same pointers, %.1f new pointers, %.1f graph "
+                       "replay (GPU %.2f us per replay, %.2f eager)\n",
+                       ht[0], ht[1], ht[2], ht[3], ours->us);
+                if (csv)
+                    fprintf(csv, "%s,%s host us/call same|new pointers|graph replay,%.2f,,,,"
+                                 "\"%.2f|%.2f|%.2f; graph replay GPU %.2f us\"\n",
+                            set->name, ours->impl, ht[1], ht[0], ht[1], ht[2], ht[3]);
+            } else if (!rc) {
+                rc = 1;
+            }
             dev.api->cuStreamSynchronize(dev.stream);
             nvfp4jit_plan_destroy(plan);
         }
         free(g);
+        if (moe && !rc && arch == NVFP4JIT_ARCH_SM90A) {
+            /* the grouped call's (first) variant as MoE, then the MoE heuristic's choice */
+            double mus = 0;
+            int same = first_ok && (first_v.strategy == NVFP4JIT_STRATEGY_ACT16 ||
+                                    first_v.strategy == NVFP4JIT_STRATEGY_ACT16P);
+            int mr = same ? bench_moe(u.cmd, &dev, &data, iters, flush, csv, set->name, &first_v,
+                                      &mus)
+                          : 0;
+            if (mr == 0) mr = bench_moe(u.cmd, &dev, &data, iters, flush, csv, set->name, NULL, &mus);
+            if (mr == 1) rc = 1;
+            else if (mr == 2) printf("  MoE path: n/a (the groups differ in N or K, or all are empty)\n");
+        }
         int nours = nrows;
         double mn;
         double best = -1;

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Install the build dependencies that a fresh Debian/Ubuntu machine lacks (the CUDA toolkit
-# is expected in /usr/local/cuda): Lua 5.4 and xxHash headers, CMake, a C compiler.
+# is expected in /usr/local/cuda): Lua 5.4 and xxHash headers, CMake, a C compiler, a C++ compiler (emu tests).
 set -euo pipefail
 need=()
 [ -f /usr/include/lua5.4/lua.h ] || need+=(liblua5.4-dev)
 [ -f /usr/include/xxhash.h ] || need+=(libxxhash-dev)
 command -v cmake >/dev/null || need+=(cmake)
 command -v cc >/dev/null || need+=(gcc make)
+command -v c++ >/dev/null || need+=(g++) # the emu tests build the rendered sm_100a kernel for the host
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ]; then
   echo "missing: ${need[*]} (install them, e.g. sudo apt-get install ${need[*]})" >&2

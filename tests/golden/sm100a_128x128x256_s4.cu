@@ -69,6 +69,30 @@ __device__ __forceinline__ u32 f32x2_to_f16x2(float a, float b) {
   return r;
 }
 
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(int mbar_addr, int bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;"
+               :: "r"(mbar_addr), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;");
+}
+__device__ __forceinline__ void tcgen05_alloc(int dst_addr) {
+  asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 256;" :: "r"(dst_addr));
+}
+__device__ __forceinline__ void tcgen05_relinquish() {
+  asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;");
+}
+__device__ __forceinline__ void tcgen05_dealloc(int taddr) {
+  asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, 256;" :: "r"(taddr));
+}
+__device__ __forceinline__ void tcgen05_fence_before() { asm volatile("tcgen05.fence::before_thread_sync;"); }
+__device__ __forceinline__ void tcgen05_fence_after() { asm volatile("tcgen05.fence::after_thread_sync;"); }
+__device__ __forceinline__ void tcgen05_commit(int mbar_addr) {
+  asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];"
+               :: "r"(mbar_addr) : "memory");
+}
+__device__ __forceinline__ void tcgen05_wait_ld() { asm volatile("tcgen05.wait::ld.sync.aligned;"); }
+
 extern "C" __global__ void __launch_bounds__(192)
 nvfp4jit_grouped(const unsigned char *__restrict__ blob) {
   const BlobHeader *hdr = (const BlobHeader *)blob;
@@ -98,16 +122,15 @@ nvfp4jit_grouped(const unsigned char *__restrict__ blob) {
 
   if (warp_id == 0 && elect_sync()) {
     for (int i = 0; i < 9; i++) mbarrier_init(tma_mbar + i * 8, 1);
-    asm volatile("fence.mbarrier_init.release.cluster;");
+    fence_mbarrier_init();
   } else if (warp_id == 1) {
     // tensor-memory allocation: a power of two >= 32 columns (PTX ISA "tcgen05.alloc")
-    asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 256;"
-                 :: "r"((int)__cvta_generic_to_shared(&tmem_base_slot)));
-    asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;");
+    tcgen05_alloc((int)__cvta_generic_to_shared(&tmem_base_slot));
+    tcgen05_relinquish();
   }
-  asm volatile("tcgen05.fence::before_thread_sync;");
+  tcgen05_fence_before();
   __syncthreads();
-  asm volatile("tcgen05.fence::after_thread_sync;");
+  tcgen05_fence_after();
   const int tmem = tmem_base_slot;        // accumulator at column 0 of the allocation
 
   const TmaDesc *A_tmap = maps + 2 * group;
@@ -138,8 +161,7 @@ nvfp4jit_grouped(const unsigned char *__restrict__ blob) {
       bulk_g2s(SFA_s, SFA_base + kb * 512, nsub * 512, mbar, cache_A);
       bulk_g2s(SFB_s, SFB_base + kb * 512, nsub * 512, mbar, cache_B);
       // TMA boxes count in full (out-of-bounds elements are zero-filled but still arrive)
-      asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;"
-                   :: "r"(mbar), "r"(32768 + 2 * nsub * 512) : "memory");
+      mbarrier_arrive_expect_tx(mbar, 32768 + 2 * nsub * 512);
     }
   } else if (warp_id == NUM_WARPS - 1 && elect_sync()) {
     // ---- MMA issuer ----
@@ -150,7 +172,7 @@ nvfp4jit_grouped(const unsigned char *__restrict__ blob) {
     for (int it = 0; it < num_iters; it++) {
       const int stage = it % 4;
       mbarrier_wait(tma_mbar + stage * 8, (it / 4) % 2);
-      asm volatile("tcgen05.fence::after_thread_sync;");
+      tcgen05_fence_after();
       const int A_s = smem + stage * 36864, B_s = A_s + 16384;
       const int SFA_s = B_s + 16384, SFB_s = SFA_s + 2048;
       const int nsub = min(4, k_blocks - it * 4);
@@ -173,20 +195,18 @@ nvfp4jit_grouped(const unsigned char *__restrict__ blob) {
                           tmem + 128 + k * 4, tmem + 144 + sfb_lane + k * 4,
                           (it > 0 || k > 0) ? 1 : 0);
       }
-      asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];"
-                   :: "r"(mma_mbar + stage * 8) : "memory");
+      tcgen05_commit(mma_mbar + stage * 8);
     }
-    asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];"
-                 :: "r"(done_mbar) : "memory");
+    tcgen05_commit(done_mbar);
   } else if (tid < 128) {
     // ---- epilogue: warp w reads accumulator lanes 32w..32w+31 ----
     mbarrier_wait(done_mbar, 0);
-    asm volatile("tcgen05.fence::after_thread_sync;");
+    tcgen05_fence_after();
     const bool full_tile = off_m + 128 <= M && off_n + 128 <= N;
     for (int m0 = 0; m0 < 2; m0++) {
       float t[64];
       tmem_ld(t, warp_id * 32 + m0 * 16, tmem & 0xFFFF);
-      asm volatile("tcgen05.wait::ld.sync.aligned;");
+      tcgen05_wait_ld();
       const int row = off_m + warp_id * 32 + m0 * 16 + lane_id / 4;
 #pragma unroll
       for (int i = 0; i < 16; i++) {
@@ -203,10 +223,10 @@ nvfp4jit_grouped(const unsigned char *__restrict__ blob) {
       }
     }
   }
-  asm volatile("tcgen05.fence::before_thread_sync;");
+  tcgen05_fence_before();
   __syncthreads();
   if (warp_id == 1) {
-    asm volatile("tcgen05.fence::after_thread_sync;");
-    asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, 256;" :: "r"(tmem));
+    tcgen05_fence_after();
+    tcgen05_dealloc(tmem);
   }
 }

@@ -1,0 +1,331 @@
+/* moe.c - MoE layers: expert weights registered once, a plan per (weights, max rows) whose
+ * device state never changes after creation, and a call whose per-call data (tokens, token
+ * scales, output, expert offsets) are all kernel parameters read on the device.
+ *
+ * Kernels: the sm_90a act16p kernels (templates/sm90a_act16.cuh, "MoE entry"): the blob is
+ * built once here (sm90_moe_blob_fill), the tile table by the kernel from the offsets. So a
+ * run is two cuLaunchKernel calls and nothing else, and a CUDA graph of a run stays right
+ * whatever happens between its replays. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "family.h"
+#include "heuristic.h"
+#include "kernel.h"
+
+#define MOE_MAX_EXPERTS 65536
+#define MOE_MAX_ROWS (1LL << 30)
+
+struct nvfp4jit_weights {
+    nvfp4jit_ctx *ctx;
+    nvfp4jit_arch arch;
+    int experts;
+    int64_t n, k;
+    uint64_t *b, *sfb; /* per expert */
+};
+
+struct nvfp4jit_moe_plan {
+    nvfp4jit_weights *w;
+    nvfp4jit_kernel *kernel;
+    nvfp4jit_moe_info info;
+    int64_t max_rows, sf_rows;
+    CUcontext cu_ctx;
+    CUdeviceptr blob, ws, status;
+    size_t dyn_smem;
+};
+
+NVFP4JIT_API size_t nvfp4jit_scale_bytes(int64_t rows, int64_t k) {
+    if (rows < 0 || k < 0) return 0;
+    return (size_t)((rows + 127) / 128 * 128) * (size_t)((k / 16 + 3) / 4 * 4);
+}
+
+NVFP4JIT_API int64_t nvfp4jit_moe_scale_rows(int64_t max_rows, int num_experts) {
+    if (max_rows < 0 || num_experts < 0) return 0;
+    return (max_rows + 127 * (int64_t)num_experts + 127) / 128 * 128;
+}
+
+NVFP4JIT_API nvfp4jit_status nvfp4jit_weights_create(nvfp4jit_ctx *ctx, nvfp4jit_arch arch,
+                                                     const nvfp4jit_weights_desc *d,
+                                                     nvfp4jit_weights **out) {
+    if (!ctx) return NVFP4JIT_ERR_INVALID_ARG;
+    nj_clear(ctx);
+    NJ_RETURN_IF(ctx, !out, NVFP4JIT_ERR_INVALID_ARG, "nvfp4jit_weights_create: out is NULL");
+    *out = NULL;
+    NJ_RETURN_IF(ctx, !d, NVFP4JIT_ERR_INVALID_ARG, "nvfp4jit_weights_create: desc is NULL");
+    NJ_RETURN_IF(ctx, arch == NVFP4JIT_ARCH_SM100A, NVFP4JIT_ERR_UNSUPPORTED_ARCH,
+                 "MoE calls exist for sm_90a only (the sm_100a family has no MoE entry yet)");
+    NJ_RETURN_IF(ctx, arch != NVFP4JIT_ARCH_SM90A, NVFP4JIT_ERR_UNSUPPORTED_ARCH,
+                 "arch %d is not supported (sm_90a = 90)", (int)arch);
+    NJ_RETURN_IF(ctx, d->num_experts < 1 || d->num_experts > MOE_MAX_EXPERTS,
+                 NVFP4JIT_ERR_INVALID_ARG, "num_experts=%d: must be 1..%d", d->num_experts,
+                 MOE_MAX_EXPERTS);
+    NJ_RETURN_IF(ctx, d->n <= 0 || d->n % 8 || d->n > (1 << 24), NVFP4JIT_ERR_INVALID_PROBLEM,
+                 "N=%lld: must be a positive multiple of 8, at most 2^24", (long long)d->n);
+    NJ_RETURN_IF(ctx, d->k <= 0 || d->k % 64 || d->k > (1 << 24), NVFP4JIT_ERR_INVALID_PROBLEM,
+                 "K=%lld: must be a positive multiple of 64, at most 2^24", (long long)d->k);
+    NJ_RETURN_IF(ctx, !d->b && (!d->b_experts || !d->sfb_experts), NVFP4JIT_ERR_INVALID_ARG,
+                 "weights: b is 0 and b_experts/sfb_experts are not both given");
+    NJ_RETURN_IF(ctx, d->b && !d->sfb, NVFP4JIT_ERR_INVALID_PROBLEM,
+                 "weights: stacked b given without sfb");
+    size_t E = (size_t)d->num_experts;
+    nvfp4jit_weights *w = calloc(1, sizeof *w);
+    uint64_t *b = malloc(E * sizeof *b), *sfb = malloc(E * sizeof *sfb);
+    if (!w || !b || !sfb) {
+        free(w);
+        free(b);
+        free(sfb);
+        return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (weights)");
+    }
+    uint64_t bstride = (uint64_t)(d->n * (d->k / 2));
+    uint64_t sstride = (uint64_t)nvfp4jit_scale_bytes(d->n, d->k);
+    for (size_t e = 0; e < E; e++) {
+        b[e] = d->b ? d->b + e * bstride : d->b_experts[e];
+        sfb[e] = d->b ? d->sfb + e * sstride : d->sfb_experts[e];
+        if (!b[e] || !sfb[e] || b[e] % 16 || sfb[e] % 16) {
+            free(w);
+            free(b);
+            free(sfb);
+            return nj_fail(ctx, NVFP4JIT_ERR_INVALID_PROBLEM,
+                           "expert %zu: B=0x%llx SFB=0x%llx: pointers must be non-zero and "
+                           "16-byte aligned",
+                           e, (unsigned long long)b[e], (unsigned long long)sfb[e]);
+        }
+    }
+    w->ctx = ctx;
+    w->arch = arch;
+    w->experts = d->num_experts;
+    w->n = d->n;
+    w->k = d->k;
+    w->b = b;
+    w->sfb = sfb;
+    *out = w;
+    return NVFP4JIT_OK;
+}
+
+NVFP4JIT_API void nvfp4jit_weights_destroy(nvfp4jit_weights *w) {
+    if (!w) return;
+    free(w->b);
+    free(w->sfb);
+    free(w);
+}
+
+/* The variant of a MoE plan: act16 runs as its act16p twin (the MoE kernel loops over a tile
+ * table it builds itself). @return 1 if v can serve the plan. */
+static int moe_usable(nvfp4jit_variant *v, int experts) {
+    if (v->arch != NVFP4JIT_ARCH_SM90A) return 0;
+    if (v->strategy == NVFP4JIT_STRATEGY_ACT16) v->strategy = NVFP4JIT_STRATEGY_ACT16P;
+    if (v->strategy != NVFP4JIT_STRATEGY_ACT16P) return 0;
+    char why[256];
+    return fam_sm90a.check(v, why, sizeof why) && sm90_moe_fits(v, experts);
+}
+
+static nvfp4jit_status moe_choose(nvfp4jit_weights *w, int64_t max_rows, nvfp4jit_variant *v) {
+    nvfp4jit_ctx *ctx = w->ctx;
+    size_t E = (size_t)w->experts;
+    /* the shape the heuristic sees: max_rows tokens spread evenly over the experts */
+    nvfp4jit_group *g = calloc(E, sizeof *g);
+    size_t cap = 4096;
+    heur_cand *c = malloc(cap * sizeof *c);
+    if (!g || !c) {
+        free(g);
+        free(c);
+        return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (MoE choice)");
+    }
+    int64_t per = (max_rows + (int64_t)E - 1) / (int64_t)E;
+    for (size_t e = 0; e < E; e++) {
+        g[e].m = per;
+        g[e].n = w->n;
+        g[e].k = w->k;
+    }
+    size_t count = 0;
+    nvfp4jit_status s = heur_rank(ctx, NVFP4JIT_ARCH_SM90A, g, E, 0, c, cap, &count);
+    int found = 0;
+    for (size_t i = 0; s == NVFP4JIT_OK && i < count && i < cap && !found; i++) {
+        *v = c[i].v;
+        found = moe_usable(v, w->experts);
+    }
+    free(g);
+    free(c);
+    NJ_FORWARD_IF_ERROR(s);
+    NJ_RETURN_IF(ctx, !found, NVFP4JIT_ERR_INVALID_VARIANT,
+                 "no act16/act16p variant fits a MoE layer of %d experts", w->experts);
+    return NVFP4JIT_OK;
+}
+
+static void moe_free_device(nvfp4jit_moe_plan *p) {
+    const drv_api *api = p->cu_ctx ? drv_load() : NULL;
+    if (!api) return;
+    CUcontext prev = NULL;
+    api->cuCtxGetCurrent(&prev);
+    if (prev != p->cu_ctx) api->cuCtxSetCurrent(p->cu_ctx);
+    if (p->blob) api->cuMemFree(p->blob);
+    if (p->ws) api->cuMemFree(p->ws);
+    if (p->status) api->cuMemFree(p->status);
+    if (prev != p->cu_ctx) api->cuCtxSetCurrent(prev);
+}
+
+NVFP4JIT_API void nvfp4jit_moe_plan_destroy(nvfp4jit_moe_plan *p) {
+    if (!p) return;
+    moe_free_device(p);
+    free(p);
+}
+
+static nvfp4jit_status moe_build(nvfp4jit_moe_plan *p, const drv_api *api) {
+    nvfp4jit_weights *w = p->w;
+    nvfp4jit_ctx *ctx = w->ctx;
+    const nvfp4jit_variant *v = &p->info.variant;
+    size_t wsb = (size_t)p->max_rows * (size_t)w->k * 2, bb = sm90_moe_blob_size(w->experts);
+    DRV_CHECK(ctx, api, cuMemAlloc(&p->ws, wsb), "cuMemAlloc (MoE token workspace)");
+    DRV_CHECK(ctx, api, cuMemAlloc(&p->blob, bb), "cuMemAlloc (MoE blob)");
+    DRV_CHECK(ctx, api, cuMemAlloc(&p->status, 8), "cuMemAlloc (MoE error word)");
+    int32_t st0[2] = {0, INT_MAX};
+    DRV_CHECK(ctx, api, cuMemcpyHtoD(p->status, st0, sizeof st0), "cuMemcpyHtoD (MoE error word)");
+    unsigned char *host = malloc(bb);
+    NJ_RETURN_IF(ctx, !host, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (MoE blob)");
+    nvfp4jit_status s = sm90_moe_blob_fill(ctx, api, v, w->experts, w->n, w->k, w->b, w->sfb,
+                                           p->max_rows, (uint64_t)p->ws, host);
+    CUresult r = s == NVFP4JIT_OK ? api->cuMemcpyHtoD(p->blob, host, bb) : CUDA_SUCCESS;
+    free(host);
+    NJ_FORWARD_IF_ERROR(s);
+    if (r != CUDA_SUCCESS) return drv_fail(ctx, r, "cuMemcpyHtoD (MoE blob)");
+    NJ_FORWARD_IF_ERROR(nj_kernel_load(ctx, api, p->kernel));
+    NJ_RETURN_IF(ctx, !p->kernel->fn_prep, NVFP4JIT_ERR_INTERNAL, "act16 module without prep kernel");
+    DRV_CHECK(ctx, api,
+              cuFuncSetAttribute(p->kernel->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                 (int)p->dyn_smem),
+              "cuFuncSetAttribute (MoE shared memory)");
+    p->info.device_bytes = wsb + bb + 8;
+    /* persistent grid: every expert may add one partial token tile */
+    int64_t tiles_x = (w->n + v->block_m - 1) / v->block_m;
+    int64_t bound = tiles_x * ((p->max_rows + v->block_n - 1) / v->block_n + w->experts);
+    int sms = ctx->device_sms > 0 ? ctx->device_sms : 132;
+    p->info.grid = (unsigned)(bound < sms ? bound : sms);
+    p->info.prep_grid = (unsigned)((p->max_rows * (w->k / 16) + 255) / 256);
+    return NVFP4JIT_OK;
+}
+
+NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64_t max_rows,
+                                                      const nvfp4jit_variant *force,
+                                                      nvfp4jit_moe_plan **out) {
+    if (!w) return NVFP4JIT_ERR_INVALID_ARG;
+    nvfp4jit_ctx *ctx = w->ctx;
+    nj_clear(ctx);
+    double t0 = nj_now_ms();
+    NJ_RETURN_IF(ctx, !out, NVFP4JIT_ERR_INVALID_ARG, "nvfp4jit_moe_plan_create: out is NULL");
+    *out = NULL;
+    NJ_RETURN_IF(ctx, max_rows < 1 || max_rows > MOE_MAX_ROWS, NVFP4JIT_ERR_INVALID_ARG,
+                 "max_rows=%lld: must be 1..2^30", (long long)max_rows);
+    /* the tile table and prep grid stay inside int */
+    int64_t tiles_x = (w->n + 63) / 64;
+    NJ_RETURN_IF(ctx, tiles_x * (max_rows / 8 + 1 + w->experts) > INT_MAX / 2 ||
+                          max_rows * (w->k / 16) > (int64_t)INT_MAX * 255,
+                 NVFP4JIT_ERR_INVALID_ARG,
+                 "max_rows=%lld with N=%lld, K=%lld, %d experts: too many tiles for one launch",
+                 (long long)max_rows, (long long)w->n, (long long)w->k, w->experts);
+    nvfp4jit_variant v;
+    nvfp4jit_choice choice = NVFP4JIT_CHOICE_HEURISTIC;
+    if (force) {
+        v = *force;
+        NJ_FORWARD_IF_ERROR(nvfp4jit_variant_check(ctx, &v));
+        NJ_RETURN_IF(ctx, !moe_usable(&v, w->experts), NVFP4JIT_ERR_INVALID_VARIANT,
+                     "MoE calls need an sm_90a act16/act16p variant whose tile table for %d "
+                     "experts fits shared memory",
+                     w->experts);
+        choice = NVFP4JIT_CHOICE_FORCED;
+    } else {
+        NJ_FORWARD_IF_ERROR(moe_choose(w, max_rows, &v));
+    }
+    nvfp4jit_kernel *k = NULL;
+    NJ_FORWARD_IF_ERROR(nvfp4jit_compile(ctx, &v, &k));
+    nvfp4jit_status s;
+    const drv_api *api = drv_get(ctx, &s);
+    if (!api) return s;
+    NJ_RETURN_IF(ctx, ctx->device_cc != 90, NVFP4JIT_ERR_ARCH_MISMATCH,
+                 "MoE plan is for sm_90a but the device is compute capability %d.%d",
+                 ctx->device_cc / 10, ctx->device_cc % 10);
+    nvfp4jit_moe_plan *p = calloc(1, sizeof *p);
+    NJ_RETURN_IF(ctx, !p, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (MoE plan)");
+    p->w = w;
+    p->kernel = k;
+    p->info.variant = v;
+    p->info.choice = choice;
+    p->max_rows = max_rows;
+    p->sf_rows = nvfp4jit_moe_scale_rows(max_rows, w->experts);
+    p->dyn_smem = sm90_moe_dyn_smem(&v, w->experts);
+    api->cuCtxGetCurrent(&p->cu_ctx);
+    s = moe_build(p, api);
+    if (s != NVFP4JIT_OK) {
+        nvfp4jit_moe_plan_destroy(p);
+        return s;
+    }
+    p->info.setup_ms = nj_now_ms() - t0;
+    *out = p;
+    return NVFP4JIT_OK;
+}
+
+NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_info(const nvfp4jit_moe_plan *p,
+                                                    nvfp4jit_moe_info *info) {
+    if (!p || !info) return NVFP4JIT_ERR_INVALID_ARG;
+    *info = p->info;
+    return NVFP4JIT_OK;
+}
+
+NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_run(nvfp4jit_moe_plan *p,
+                                              const nvfp4jit_moe_call *call, void *stream) {
+    if (!p) return NVFP4JIT_ERR_INVALID_ARG;
+    nvfp4jit_ctx *ctx = p->w->ctx;
+    nj_clear(ctx);
+    NJ_RETURN_IF(ctx, !call, NVFP4JIT_ERR_INVALID_ARG, "nvfp4jit_moe_run: call is NULL");
+    NJ_RETURN_IF(ctx, !call->a || !call->sfa || !call->c || !call->offsets || !call->sf_offsets,
+                 NVFP4JIT_ERR_INVALID_ARG, "nvfp4jit_moe_run: a NULL pointer (a, sfa, c, "
+                 "offsets and sf_offsets are all needed)");
+    NJ_RETURN_IF(ctx, call->a % 16 || call->sfa % 16 || call->c % 16,
+                 NVFP4JIT_ERR_INVALID_ARG, "nvfp4jit_moe_run: a, sfa and c must be 16-byte aligned");
+    NJ_RETURN_IF(ctx, call->offsets % 4 || call->sf_offsets % 4, NVFP4JIT_ERR_INVALID_ARG,
+                 "nvfp4jit_moe_run: offsets and sf_offsets must be 4-byte aligned");
+    const drv_api *api = drv_load();
+    NJ_RETURN_IF(ctx, !api, NVFP4JIT_ERR_NO_DRIVER, "the CUDA driver is not loaded");
+    CUcontext cur = NULL;
+    api->cuCtxGetCurrent(&cur);
+    NJ_RETURN_IF(ctx, cur != p->cu_ctx, NVFP4JIT_ERR_INVALID_ARG,
+                 "MoE plan's device buffers belong to another CUDA context");
+    nj_moe_args m = {call->a,      call->sfa, call->c,
+                     call->offsets, call->sf_offsets, (uint64_t)p->status,
+                     (int32_t)p->max_rows, (int32_t)(p->sf_rows > INT_MAX ? INT_MAX : p->sf_rows)};
+    void *args[] = {&p->blob, &m};
+    CUstream st = (CUstream)stream;
+    DRV_CHECK(ctx, api,
+              cuLaunchKernel(p->kernel->fn_prep, p->info.prep_grid, 1, 1, 256, 1, 1, 0, st, args,
+                             NULL),
+              "cuLaunchKernel (MoE prep)");
+    DRV_CHECK(ctx, api,
+              cuLaunchKernel(p->kernel->fn, p->info.grid, 1, 1,
+                             (unsigned)fam_sm90a.threads(&p->info.variant), 1, 1,
+                             (unsigned)p->dyn_smem, st, args, NULL),
+              "cuLaunchKernel (MoE GEMM)");
+    return NVFP4JIT_OK;
+}
+
+NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_check(nvfp4jit_moe_plan *p, int *expert) {
+    if (expert) *expert = -1;
+    if (!p) return NVFP4JIT_ERR_INVALID_ARG;
+    nvfp4jit_ctx *ctx = p->w->ctx;
+    nj_clear(ctx);
+    const drv_api *api = drv_load();
+    NJ_RETURN_IF(ctx, !api, NVFP4JIT_ERR_NO_DRIVER, "the CUDA driver is not loaded");
+    int32_t st[2];
+    DRV_CHECK(ctx, api, cuCtxSynchronize(), "cuCtxSynchronize");
+    DRV_CHECK(ctx, api, cuMemcpyDtoH(st, p->status, sizeof st), "reading the MoE error word");
+    if (st[0] == 0) return NVFP4JIT_OK;
+    int32_t st0[2] = {0, INT_MAX};
+    DRV_CHECK(ctx, api, cuMemcpyHtoD(p->status, st0, sizeof st0), "clearing the MoE error word");
+    if (expert) *expert = st[1];
+    return nj_fail(ctx, NVFP4JIT_ERR_INVALID_PROBLEM,
+                   "expert %d: skipped by a MoE run (the lowest faulty expert; faults of all "
+                   "runs since the last check:%s%s%s)",
+                   st[1], st[0] & 1 ? " offsets negative or decreasing;" : "",
+                   st[0] & 2 ? " rows past max_rows;" : "",
+                   st[0] & 4 ? " scale offset not a multiple of 128 or past the scale buffer;"
+                             : "");
+}
