@@ -83,13 +83,15 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_weights_create(nvfp4jit_ctx *ctx, nvfp4jit
         b[e] = d->b ? d->b + e * bstride : d->b_experts[e];
         sfb[e] = d->b ? d->sfb + e * sstride : d->sfb_experts[e];
         if (!b[e] || !sfb[e] || b[e] % 16 || sfb[e] % 16) {
+            /* the message first: it reads b and sfb */
+            nvfp4jit_status s = nj_fail(ctx, NVFP4JIT_ERR_INVALID_PROBLEM,
+                                        "expert %zu: B=0x%llx SFB=0x%llx: pointers must be "
+                                        "non-zero and 16-byte aligned",
+                                        e, (unsigned long long)b[e], (unsigned long long)sfb[e]);
             free(w);
             free(b);
             free(sfb);
-            return nj_fail(ctx, NVFP4JIT_ERR_INVALID_PROBLEM,
-                           "expert %zu: B=0x%llx SFB=0x%llx: pointers must be non-zero and "
-                           "16-byte aligned",
-                           e, (unsigned long long)b[e], (unsigned long long)sfb[e]);
+            return s;
         }
     }
     w->ctx = ctx;
