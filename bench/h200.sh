@@ -2,6 +2,7 @@
 # One call on the lent H200 (device tool): GPU tests, then benchmarks. Run from the repo root
 # with a build in ./build (carried). Logs and CSVs go to $OUT (or ./out).
 #   bash bench/h200.sh tests            GPU test areas gpu, gpuref, tune
+#   bash bench/h200.sh python [--sets S]  Python package: torch/GPU tests, host time per call
 #   bash bench/h200.sh bench SPEC...    SPEC = FILE:SETS[:VARIANT]  (VARIANT empty: heuristic)
 #   bash bench/h200.sh ncu FILE SET VARIANT   Nsight Compute sections of one launch of the GEMM kernel
 #   bash bench/h200.sh final           all of the above for a release: GPU tests, sanitizers, bench table
@@ -18,6 +19,11 @@ tests)
   for a in ${AREAS:-gpu gpuref tune}; do   # from the build dir, as CTest runs them
     (cd "$B" && timeout 400 ./nvfp4jit_tests $a) 2>&1 | tee -a "$OUT/tests.log"
   done ;;
+python)   # the Python package (issue 14): torch + GPU tests, then host time per call vs the C call
+  export PYTHONPATH=$PWD/python NVFP4JIT_BUILD_DIR=$B NVFP4JIT_TOOL=$PWD/$B/nvfp4jit
+  timeout 500 python3 python/tests/run.py test_torch.py 2>&1 | tee -a "$OUT/python.log"
+  timeout 300 python3 python/tests/run.py test_capi.py 2>&1 | tail -5 | tee -a "$OUT/python.log"
+  timeout 300 python3 bench/host_time.py "$@" 2>&1 | tee -a "$OUT/python.log" ;;
 bench)
   for spec in "$@"; do
     file=${spec%%:*}; rest=${spec#*:}; sets=${rest%%:*}; var=""

@@ -457,7 +457,8 @@ NVFP4JIT_API void nvfp4jit_weights_destroy(nvfp4jit_weights *w);
  *  expert's scales start at a multiple of 128 rows, so round_up(max_rows + 127 E, 128). */
 NVFP4JIT_API int64_t nvfp4jit_moe_scale_rows(int64_t max_rows, int num_experts);
 
-/** Make a MoE plan for up to max_rows tokens (1..2^30) over w: choose a variant (force, else
+/** Make a MoE plan for up to max_rows tokens (1..2^30, and max_rows * K/16 < 2^31 - 2^24)
+ *  over w: choose a variant (force, else
  *  the heuristic's best act16/act16p variant for max_rows tokens spread evenly; MoE calls
  *  always run on the persistent grid, so an act16 variant runs as its act16p twin), compile
  *  it, and build on the device, once, everything a call reads but the tokens: the tensor
@@ -479,7 +480,8 @@ typedef struct nvfp4jit_moe_info {
     nvfp4jit_choice choice;
     size_t device_bytes;  /* workspace + constant blob + error word */
     double setup_ms;      /* plan creation: choice, compile or cache hit, maps, uploads */
-    unsigned grid, prep_grid; /* CTAs of the GEMM (persistent) and of the token prep kernel */
+    unsigned grid;      /* CTAs of the GEMM: persistent, SMs x the CTAs that fit on one */
+    unsigned prep_grid; /* CTAs of a separate token prep kernel: 0, the MoE kernel does it */
 } nvfp4jit_moe_info;
 /** @return NVFP4JIT_OK, or NVFP4JIT_ERR_INVALID_ARG for NULL arguments. */
 NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_info(const nvfp4jit_moe_plan *p,
@@ -496,7 +498,8 @@ typedef struct nvfp4jit_moe_call {
     uint64_t a, sfa, c, offsets, sf_offsets;
 } nvfp4jit_moe_call;
 
-/** Launch the MoE layer on `stream` (two launches: token prep, GEMM). No host
+/** Launch the MoE layer on `stream` (one cooperative launch: token prep, a grid barrier,
+ *  the GEMM). No host
  *  synchronisation, no allocation, no host work proportional to E: the kernels read the
  *  offsets on the device, so they may be written by a kernel queued just before on the same
  *  stream. Capturable into CUDA graphs: everything per call is a kernel parameter and the

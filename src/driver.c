@@ -43,6 +43,7 @@ const drv_api *drv_load(void) {
         LOAD(cuModuleGetFunction, "cuModuleGetFunction");
         LOAD(cuFuncSetAttribute, "cuFuncSetAttribute");
         LOAD(cuLaunchKernel, "cuLaunchKernel");
+        LOAD(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel");
         LOAD(cuMemAlloc, "cuMemAlloc_v2");
         LOAD(cuMemFree, "cuMemFree_v2");
         LOAD(cuMemAllocHost, "cuMemAllocHost_v2");
@@ -61,6 +62,7 @@ const drv_api *drv_load(void) {
         LOAD(cuEventSynchronize, "cuEventSynchronize");
         LOAD(cuEventElapsedTime, "cuEventElapsedTime");
         LOAD(cuEventQuery, "cuEventQuery");
+        LOAD(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
         LOAD(cuStreamIsCapturing, "cuStreamIsCapturing");
         LOAD(cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode");
         LOAD(cuStreamBeginCapture, "cuStreamBeginCapture_v2");

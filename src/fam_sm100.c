@@ -23,6 +23,7 @@ static size_t sm100_dyn_smem(const nvfp4jit_variant *v) {
 }
 static int sm100_threads(const nvfp4jit_variant *v) { return v->block_m + 64; }
 
+/* must match the template's TMEM_COLS (the lint area reads the tcgen05.alloc immediate) */
 static int tmem_cols(const nvfp4jit_variant *v) {
     int need = v->block_n + 8 * (v->block_k / 64); /* accumulator + SFA + SFB columns */
     int c = 32;
@@ -175,5 +176,5 @@ static nvfp4jit_status sm100_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
 const family fam_sm100a = {
     NVFP4JIT_ARCH_SM100A, "sm_100a", "sm100a_grouped.cu", sm100_check, sm100_threads,
     sm100_dyn_smem, sm100_params, sm100_enumerate, sm100_blob_size, NULL, sm100_blob_fill,
-    NULL,
+    tmem_cols, NULL,
 };

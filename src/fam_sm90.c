@@ -434,5 +434,5 @@ static nvfp4jit_status sm90_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
 const family fam_sm90a = {
     NVFP4JIT_ARCH_SM90A, "sm_90a", "sm90a_grouped.cu", sm90_check, sm90_threads,
     sm90_dyn_smem, sm90_params, sm90_enumerate, sm90_blob_size, sm90_workspace_size,
-    sm90_blob_fill,     sm90_fits,
+    sm90_blob_fill, NULL, sm90_fits,
 };

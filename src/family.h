@@ -22,11 +22,12 @@ typedef struct fam_launch {
 } fam_launch;
 
 /* The second parameter of the sm_90a act16/act16p kernels and of their prep kernel
- * (templates/sm90a_act16.cuh MoeArgs, 56 bytes): all zero for the grouped call (plan_run),
+ * (templates/sm90a_act16.cuh MoeArgs, 64 bytes): all zero for the grouped call (plan_run),
  * the per-call pointers of a MoE call (src/moe.c) otherwise. */
 typedef struct nj_moe_args {
     uint64_t a, sfa, c, offsets, sf_offsets, status;
     int32_t max_rows, sf_rows;
+    uint64_t barrier;
 } nj_moe_args;
 
 typedef struct family {
@@ -55,6 +56,9 @@ typedef struct family {
                                  const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n,
                                  unsigned char *host, uint64_t dev, uint64_t workspace,
                                  fam_launch *launch);
+    /* Tensor-memory columns one CTA allocates (tcgen05.alloc), or NULL where the arch has
+     * no tensor memory. The heuristic's occupancy model reads it. */
+    int (*tmem_cols)(const nvfp4jit_variant *v);
     /* Limits of a variant that depend on the problem set (NULL: none), checked at plan time
      * so that a forced or tuned variant the set exceeds is refused before anything is
      * compiled or allocated. @return 1 if the set fits, else 0 with the reason in why. */

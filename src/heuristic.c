@@ -10,7 +10,8 @@
  * sets the time). The DRAM floor is every byte read once (A, B, scales) plus C written, plus
  * re-reads of the operand that is not shared by consecutive CTAs, at the measured bandwidth;
  * the estimate is the larger of the floor and the compute time. Ties (within 2 %) go to the
- * smaller shared-memory footprint, then the smaller tile, so the choice is deterministic. */
+ * sm_100a variant whose ring covers the round trip, then to the smaller shared-memory
+ * footprint, then the smaller tile, so the choice is deterministic. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,23 @@
 /* act16's fp16 token workspace (2 bytes per token value) is device memory the plan holds:
  * sets that would need more are planned with the dual strategy */
 #define NJ_ACT16_MAX_WORKSPACE (4.0 * 1024 * 1024 * 1024)
+
+/* sm_100a stages. One k-step of a CTA is its MMA time (the tensor core, shared by the CTAs
+ * resident on the SM) plus a fixed per-step cost. The producer can run at most STAGES k-steps
+ * ahead, and a stage's TMA load takes a DRAM round trip before the MMA can use it, so a ring
+ * of S stages in each of o resident CTAs completes at most o*S stages per (latency + o*step):
+ * per stage of the SM, max(step, (latency + o*step) / (o*S)). o = CTAs per SM = min(by
+ * shared memory (228 KB per SM, the dynamic size + the static section: 1 KB reserved +
+ * mbarriers), by tensor memory (512 columns / the allocation), by registers, by threads).
+ * Co-resident CTAs also overlap one CTA's epilogue with another's main loop (the per-tile
+ * cost is spread over o CTA slots, as for act16).
+ * NOTE: SM100_RING_LATENCY_US is an assumption, not a measurement (no B200 was lent): about
+ * 0.5-0.7 us of unloaded HBM latency on Hopper-class parts (published pointer-chase
+ * microbenchmarks) plus queueing at full bandwidth. With 1 us, 128x128x256 (0.32 us per k-step)
+ * needs about 4-5 stage buffers per SM in flight: s2 (2 CTAs x 2) falls short, s3 (2 CTAs x 3)
+ * and s5..s6 (1 CTA) cover it. Replace it with a B200 measurement when one exists. */
+#define SM100_SMEM_PER_SM 233472.0  /* 228 KB */
+#define SM100_REGS_PER_THREAD 72    /* ptxas: 70 for 128x64x256:s6 (review 2026-12-03) */
 
 typedef struct arch_rates {
     double clock_ghz;
@@ -72,6 +90,7 @@ typedef struct rank_acc {
 } rank_acc;
 
 static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c) {
+    memset(c, 0, sizeof *c);
     const arch_rates *r = a->r;
     double clk_per_us = r->clock_ghz * 1e3;
     long long tiles = 0;
@@ -81,6 +100,26 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
     /* CTAs per SM: one for the dual kernels (they ask for most of shared memory); act16's
      * small tiles fit several (registers: ~N/2 + 56 per thread; shared memory; threads) */
     int occ = 1;
+    double ring_clk = 0; /* sm_100a: k-step time per SM stage the ring allows (0: no limit) */
+    if (v->arch == NVFP4JIT_ARCH_SM100A) {
+        const family *f = fam_get(v->arch);
+        int threads = f->threads(v), cols = f->tmem_cols ? f->tmem_cols(v) : 512;
+        double cta_smem = (double)f->dyn_smem(v) + 1024 + 8.0 * (2 * v->stages + 1) + 4;
+        c->occ_smem = (int)(SM100_SMEM_PER_SM / cta_smem);
+        c->occ_tmem = 512 / cols;
+        c->occ_regs = 65536 / (SM100_REGS_PER_THREAD * threads);
+        occ = c->occ_smem < c->occ_tmem ? c->occ_smem : c->occ_tmem;
+        if (c->occ_regs < occ) occ = c->occ_regs;
+        if (2048 / threads < occ) occ = 2048 / threads;
+        if (occ < 1) occ = 1;
+        double step = 2.0 * v->block_m * v->block_n * v->block_k / r->mma_flops_per_clk +
+                      r->iter_overhead_clk;
+        double lat = SM100_RING_LATENCY_US * r->clock_ghz * 1e3;
+        ring_clk = (lat + occ * step) / ((double)occ * v->stages);
+        c->ctas_per_sm = occ;
+        c->kstep_us = step / (r->clock_ghz * 1e3);
+        c->ring_us = ring_clk / (r->clock_ghz * 1e3);
+    }
     if (act16 && v->strategy != NVFP4JIT_STRATEGY_ACT16P) {
         const family *f = fam_get(v->arch);
         int threads = f->threads(v), regs = v->block_n / 2 + 56;
@@ -107,6 +146,14 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
          * token tiles (measured, see rates_sm90) */
         double iter = v->swap_ab || v->arch != NVFP4JIT_ARCH_SM90A ? r->iter_overhead_clk : 0;
         double step = fmax(mma, dec) + iter;
+        /* sm_100a: o CTAs share the tensor core, each k-step of a CTA takes o steps of the
+         * SM, or what its ring allows when that is longer (see SM100_RING_LATENCY_US) */
+        double alone = step; /* one CTA alone on an SM (a set with fewer tiles than SMs) */
+        if (ring_clk > 0) {
+            double lat = SM100_RING_LATENCY_US * r->clock_ghz * 1e3;
+            alone = fmax(step, (lat + step) / v->stages);
+            step = occ * fmax(step, ring_clk);
+        }
         if (act16) {
             /* weights only are decoded in the kernel; tokens arrive as fp16 through L2 */
             dec = (double)v->block_m * v->block_k / r->act16_decode_per_clk;
@@ -126,7 +173,9 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
         work_us += tx * ty * tile_us;
         mma_total += tx * ty * ksteps * mma / clk_per_us;
         dec_total += tx * ty * ksteps * dec / clk_per_us;
-        if (tile_us > max_tile_us) max_tile_us = tile_us;
+        double alone_us = ring_clk > 0 ? ksteps * alone / clk_per_us + r->tile_overhead_us
+                                        : tile_us;
+        if (alone_us > max_tile_us) max_tile_us = alone_us;
         useful += (double)g->m * g->n;
         padded += tx * v->block_m * ty * v->block_n;
         /* DRAM: operands once (0.5 B/value + 1/16 B of scale), C once (2 B/value), and the
@@ -177,6 +226,9 @@ static int cand_cmp(const void *pa, const void *pb) {
     const heur_cand *a = pa, *b = pb;
     double lo = fmin(a->est_us, b->est_us);
     if (fabs(a->est_us - b->est_us) > 0.02 * lo) return a->est_us < b->est_us ? -1 : 1;
+    /* sm_100a near-ties: a ring that covers the (assumed) round trip before a smaller one */
+    int ra = a->ring_us > a->kstep_us, rb = b->ring_us > b->kstep_us;
+    if (ra != rb) return ra - rb;
     size_t sa = smem_of(&a->v), sb = smem_of(&b->v);
     if (sa != sb) return sa < sb ? -1 : 1;
     long ta = (long)a->v.block_m * a->v.block_n, tb = (long)b->v.block_m * b->v.block_n;

@@ -4,6 +4,10 @@
 
 #include "common.h"
 
+/* sm_100a: the DRAM round trip a stage ring must cover, in microseconds (an assumption, see
+ * heuristic.c "sm_100a stages") */
+#define SM100_RING_LATENCY_US 1.0
+
 typedef struct heur_cand {
     nvfp4jit_variant v;
     double est_us;      /* estimated time */
@@ -13,6 +17,11 @@ typedef struct heur_cand {
     long long tiles;
     double waves;
     double waste;       /* fraction of MMA work spent on padding (M/N tails) */
+    /* sm_100a occupancy and ring (0 elsewhere): CTAs per SM and what limits it, the
+     * tensor-core time of one k-step, and the time per k-step the mbarrier ring allows when
+     * it must cover a DRAM round trip (heuristic.c "sm_100a stages") */
+    int ctas_per_sm, occ_smem, occ_tmem, occ_regs;
+    double kstep_us, ring_us;
 } heur_cand;
 
 /* Rank every valid variant of arch for the problem set, best first. Writes at most cap

@@ -2,10 +2,11 @@
  * device state never changes after creation, and a call whose per-call data (tokens, token
  * scales, output, expert offsets) are all kernel parameters read on the device.
  *
- * Kernels: the sm_90a act16p kernels (templates/sm90a_act16.cuh, "MoE entry"): the blob is
- * built once here (sm90_moe_blob_fill), the tile table by the kernel from the offsets. So a
- * run is two cuLaunchKernel calls and nothing else, and a CUDA graph of a run stays right
- * whatever happens between its replays. */
+ * Kernel: the sm_90a act16p GEMM kernel in its fused MoE mode (templates/sm90a_act16.cuh,
+ * "MoE entry": token prep, a grid barrier, the GEMM): the blob is built once here
+ * (sm90_moe_blob_fill), the tile table by the kernel from the offsets. So a run is one
+ * cooperative launch and nothing else (two launches cost ~7 us of host time on the H200
+ * host), and a CUDA graph of a run stays right whatever happens between its replays. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@ struct nvfp4jit_moe_plan {
     nvfp4jit_moe_info info;
     int64_t max_rows, sf_rows;
     CUcontext cu_ctx;
-    CUdeviceptr blob, ws, status;
+    CUdeviceptr blob, ws, status, barrier;
     size_t dyn_smem;
 };
 
@@ -83,15 +84,14 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_weights_create(nvfp4jit_ctx *ctx, nvfp4jit
         b[e] = d->b ? d->b + e * bstride : d->b_experts[e];
         sfb[e] = d->b ? d->sfb + e * sstride : d->sfb_experts[e];
         if (!b[e] || !sfb[e] || b[e] % 16 || sfb[e] % 16) {
-            /* the message first: it reads b and sfb */
-            nvfp4jit_status s = nj_fail(ctx, NVFP4JIT_ERR_INVALID_PROBLEM,
-                                        "expert %zu: B=0x%llx SFB=0x%llx: pointers must be "
-                                        "non-zero and 16-byte aligned",
-                                        e, (unsigned long long)b[e], (unsigned long long)sfb[e]);
+            unsigned long long bad_b = b[e], bad_sfb = sfb[e]; /* read before the free */
             free(w);
             free(b);
             free(sfb);
-            return s;
+            return nj_fail(ctx, NVFP4JIT_ERR_INVALID_PROBLEM,
+                           "expert %zu: B=0x%llx SFB=0x%llx: pointers must be non-zero and "
+                           "16-byte aligned",
+                           e, bad_b, bad_sfb);
         }
     }
     w->ctx = ctx;
@@ -164,6 +164,7 @@ static void moe_free_device(nvfp4jit_moe_plan *p) {
     if (p->blob) api->cuMemFree(p->blob);
     if (p->ws) api->cuMemFree(p->ws);
     if (p->status) api->cuMemFree(p->status);
+    if (p->barrier) api->cuMemFree(p->barrier);
     if (prev != p->cu_ctx) api->cuCtxSetCurrent(prev);
 }
 
@@ -183,6 +184,8 @@ static nvfp4jit_status moe_build(nvfp4jit_moe_plan *p, const drv_api *api) {
     DRV_CHECK(ctx, api, cuMemAlloc(&p->status, 8), "cuMemAlloc (MoE error word)");
     int32_t st0[2] = {0, INT_MAX};
     DRV_CHECK(ctx, api, cuMemcpyHtoD(p->status, st0, sizeof st0), "cuMemcpyHtoD (MoE error word)");
+    DRV_CHECK(ctx, api, cuMemAlloc(&p->barrier, 8), "cuMemAlloc (MoE grid barrier)");
+    DRV_CHECK(ctx, api, cuMemsetD8(p->barrier, 0, 8), "cuMemsetD8 (MoE grid barrier)");
     unsigned char *host = malloc(bb);
     NJ_RETURN_IF(ctx, !host, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (MoE blob)");
     nvfp4jit_status s = sm90_moe_blob_fill(ctx, api, v, w->experts, w->n, w->k, w->b, w->sfb,
@@ -197,13 +200,25 @@ static nvfp4jit_status moe_build(nvfp4jit_moe_plan *p, const drv_api *api) {
               cuFuncSetAttribute(p->kernel->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                  (int)p->dyn_smem),
               "cuFuncSetAttribute (MoE shared memory)");
-    p->info.device_bytes = wsb + bb + 8;
-    /* persistent grid: every expert may add one partial token tile */
+    p->info.device_bytes = wsb + bb + 16;
+    /* persistent grid: as many CTAs as fit on the device at once (small tiles fit several
+     * per SM, and decode needs them: with one per SM decode64-down ran 2x slower than the
+     * grouped act16 call on the H200), at most the tile count's bound (every expert may add
+     * one partial token tile) */
     int64_t tiles_x = (w->n + v->block_m - 1) / v->block_m;
     int64_t bound = tiles_x * ((p->max_rows + v->block_n - 1) / v->block_n + w->experts);
-    int sms = ctx->device_sms > 0 ? ctx->device_sms : 132;
-    p->info.grid = (unsigned)(bound < sms ? bound : sms);
-    p->info.prep_grid = (unsigned)((p->max_rows * (w->k / 16) + 255) / 256);
+    int sms = ctx->device_sms > 0 ? ctx->device_sms : 132, per_sm = 0;
+    DRV_CHECK(ctx, api,
+              cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                  &per_sm, p->kernel->fn, fam_sm90a.threads(v), p->dyn_smem),
+              "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    NJ_RETURN_IF(ctx, per_sm < 1, NVFP4JIT_ERR_INVALID_VARIANT,
+                 "the MoE kernel of %d experts does not fit an SM", w->experts);
+    int64_t grid = (int64_t)sms * per_sm;
+    int threads = fam_sm90a.threads(v);
+    if (grid * threads > (1 << 24)) grid = (1 << 24) / threads; /* the prep index bound */
+    p->info.grid = (unsigned)(bound < grid ? bound : grid);
+    p->info.prep_grid = 0; /* the fused kernel converts the tokens itself */
     return NVFP4JIT_OK;
 }
 
@@ -220,10 +235,13 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64
                  "max_rows=%lld: must be 1..2^30", (long long)max_rows);
     /* the tile table and prep grid stay inside int */
     int64_t tiles_x = (w->n + 63) / 64;
+    /* (the fused kernel indexes the token values / 16 in 32 bits, with its grid's threads on
+     * top: 132 SMs x 8 CTAs x 1056 threads is about 2^20) */
     NJ_RETURN_IF(ctx, tiles_x * (max_rows / 8 + 1 + w->experts) > INT_MAX / 2 ||
-                          max_rows * (w->k / 16) > (int64_t)INT_MAX * 255,
+                          max_rows * (w->k / 16) > INT_MAX - (1 << 24),
                  NVFP4JIT_ERR_INVALID_ARG,
-                 "max_rows=%lld with N=%lld, K=%lld, %d experts: too many tiles for one launch",
+                 "max_rows=%lld with N=%lld, K=%lld, %d experts: too many tokens or tiles for one "
+                 "launch (max_rows * K/16 must stay below 2^31 - 2^24)",
                  (long long)max_rows, (long long)w->n, (long long)w->k, w->experts);
     nvfp4jit_variant v;
     nvfp4jit_choice choice = NVFP4JIT_CHOICE_HEURISTIC;
@@ -292,20 +310,22 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_run(nvfp4jit_moe_plan *p,
     api->cuCtxGetCurrent(&cur);
     NJ_RETURN_IF(ctx, cur != p->cu_ctx, NVFP4JIT_ERR_INVALID_ARG,
                  "MoE plan's device buffers belong to another CUDA context");
-    nj_moe_args m = {call->a,      call->sfa, call->c,
-                     call->offsets, call->sf_offsets, (uint64_t)p->status,
-                     (int32_t)p->max_rows, (int32_t)(p->sf_rows > INT_MAX ? INT_MAX : p->sf_rows)};
+    nj_moe_args m = {call->a,
+                     call->sfa,
+                     call->c,
+                     call->offsets,
+                     call->sf_offsets,
+                     (uint64_t)p->status,
+                     (int32_t)p->max_rows,
+                     (int32_t)(p->sf_rows > INT_MAX ? INT_MAX : p->sf_rows),
+                     (uint64_t)p->barrier};
     void *args[] = {&p->blob, &m};
-    CUstream st = (CUstream)stream;
+    /* cooperative: the kernel's grid barrier needs every CTA resident (grid = occupancy) */
     DRV_CHECK(ctx, api,
-              cuLaunchKernel(p->kernel->fn_prep, p->info.prep_grid, 1, 1, 256, 1, 1, 0, st, args,
-                             NULL),
-              "cuLaunchKernel (MoE prep)");
-    DRV_CHECK(ctx, api,
-              cuLaunchKernel(p->kernel->fn, p->info.grid, 1, 1,
-                             (unsigned)fam_sm90a.threads(&p->info.variant), 1, 1,
-                             (unsigned)p->dyn_smem, st, args, NULL),
-              "cuLaunchKernel (MoE GEMM)");
+              cuLaunchCooperativeKernel(p->kernel->fn, p->info.grid, 1, 1,
+                                        (unsigned)fam_sm90a.threads(&p->info.variant), 1, 1,
+                                        (unsigned)p->dyn_smem, (CUstream)stream, args),
+              "cuLaunchCooperativeKernel (MoE)");
     return NVFP4JIT_OK;
 }
 

@@ -26,13 +26,16 @@
 % -- position 8q + 2t + e of its 64-k block, so both operands agree.
 % -- act16p (STRATEGY 2): a persistent grid loops over the tiles; act16: one tile per CTA
 % --
-% -- MoE entry (nvfp4jit_moe_run, act16p only): the same two kernels with MoeArgs.offsets set.
-% -- The blob is then the plan's constant one (per expert: weights and scale maps; one token
-% -- map over the whole workspace at maps[3E]); tokens, token scales, C and the expert
-% -- offsets are kernel parameters, read on the device: prep finds each row's expert by a
-% -- binary search over the offsets, the GEMM builds its tile table (first tile of each
-% -- expert) in shared memory at the start. Offsets are untrusted: an expert whose rows or
-% -- scale rows leave the buffers is skipped and reported in MoeArgs.status.
+% -- MoE entry (nvfp4jit_moe_run, act16p only): the GEMM kernel alone with MoeArgs.offsets
+% -- set, launched cooperatively (every CTA resident). The blob is then the plan's constant
+% -- one (per expert: weights and scale maps; one token map over the whole workspace at
+% -- maps[3E]); tokens, token scales, C and the expert offsets are kernel parameters, read
+% -- on the device. Phase 1: every thread of the grid converts tokens to fp16 (the prep work,
+% -- each row's expert found by a binary search over the offsets); a grid barrier (a counter
+% -- the plan owns, only ever incremented); phase 2: the GEMM, with a tile table (first tile
+% -- of each expert) built in shared memory. One launch per call. Offsets are untrusted: an
+% -- expert whose rows or scale rows leave the buffers is skipped and reported in
+% -- MoeArgs.status.
 % local PERSIST = (STRATEGY == 2)
 % local TILE_LOOP = PERSIST and "  for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {"
 %             or "  { const int ti = blockIdx.x; (void)num_tiles;"
@@ -61,12 +64,13 @@ struct GroupDesc {           // 64 bytes
 };
 struct __align__(64) TmaDesc { u64 opaque[16]; };  // CUtensorMap; per group: tokens, weights, weight scales
 struct Tile { int group, tx, ty, pad; };           // tx: weight tile, ty: token tile
-struct MoeArgs {             // 56 bytes (src/moe.c moe_args); offsets == 0: the grouped call
+struct MoeArgs {             // 64 bytes (src/family.h nj_moe_args); offsets == 0: the grouped call
   u64 a, sfa, c;             // tokens [max_rows, K/2], token scales, C [max_rows, N] fp16
   const int *offsets;        // expert e owns rows offsets[e] .. offsets[e+1]-1
   const int *sf_offsets;     // expert e's scales start at scale row sf_offsets[e] (128 | it)
   int *status;               // {fault bits, lowest faulty expert}: raised here, cleared by the host
   int max_rows, sf_rows;     // rows of A, C and the workspace; rows of the token-scale buffer
+  unsigned *barrier;          // grid barrier of the fused MoE kernel: {arrived, generation}
 };
 % local MOE_OFF = SF_OFF + STAGES * SF_BYTES + 16 * STAGES  -- MoE tile table, after the mbarriers
 
@@ -130,29 +134,35 @@ static __device__ __forceinline__ void prep_item(const unsigned char *a, const u
   for (int i = 0; i < 8; i++) *(u32 *)(dst + 16 * i) = o[i];
 }
 
+// MoE: item = row * K/16 + j over max_rows rows; the row's expert by binary search (the last
+// expert starting at or before it: empty experts share their successor's start).
+// (32-bit item: a 64-bit division is a subroutine call in SASS, and any call in the GEMM
+// kernel makes ptxas serialise its wgmma (C7509); the host keeps max_rows * K/16 below 2^31.)
+static __device__ __forceinline__ void moe_prep_item(const MoeArgs &moe, const GroupDesc *groups,
+                                                     int E, int item) {
+  const int K = groups[0].k, per_row = K / 16;
+  const int r = item / per_row, j = item % per_row;
+  if (r >= moe.max_rows) return;
+  int lo = 0, hi = E - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (moe.offsets[mid] <= r) lo = mid; else hi = mid - 1;
+  }
+  int r0, s0;
+  const int cnt = moe_expert(moe, lo, &r0, &s0);
+  if (cnt <= 0 || r < r0 || r >= r0 + cnt) return;   // no expert owns it (or a faulty one)
+  const unsigned char *a = (const unsigned char *)moe.a + (long long)r0 * (K / 2);
+  const unsigned char *sfa = (const unsigned char *)moe.sfa + (long long)s0 * (K / 16);
+  unsigned char *ws = (unsigned char *)groups[0].ws + (long long)r0 * K * 2;
+  prep_item(a, sfa, ws, r - r0, j, K);
+}
+
 extern "C" __global__ void __launch_bounds__(256)
 ${KERNEL_NAME}_prep(const unsigned char *__restrict__ blob, const MoeArgs moe) {
   const BlobHeader *hdr = (const BlobHeader *)blob;
   const GroupDesc *groups = (const GroupDesc *)(blob + hdr->groups_off);
-  if (moe.offsets) {
-    // MoE: item = row * K/16 + j over max_rows rows; the row's expert by binary search (the
-    // last expert starting at or before it: empty experts share their successor's start)
-    const int K = groups[0].k, per_row = K / 16, E = hdr->num_groups;
-    const long long item = (long long)blockIdx.x * 256 + threadIdx.x;
-    const int r = (int)(item / per_row), j = (int)(item % per_row);
-    if (r >= moe.max_rows) return;
-    int lo = 0, hi = E - 1;
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) / 2;
-      if (moe.offsets[mid] <= r) lo = mid; else hi = mid - 1;
-    }
-    int r0, s0;
-    const int cnt = moe_expert(moe, lo, &r0, &s0);
-    if (cnt <= 0 || r < r0 || r >= r0 + cnt) return;   // no expert owns it (or a faulty one)
-    const unsigned char *a = (const unsigned char *)moe.a + (long long)r0 * (K / 2);
-    const unsigned char *sfa = (const unsigned char *)moe.sfa + (long long)s0 * (K / 16);
-    unsigned char *ws = (unsigned char *)groups[0].ws + (long long)r0 * K * 2;
-    prep_item(a, sfa, ws, r - r0, j, K);
+  if (moe.offsets) {   // (the MoE call runs the fused kernel below; kept for completeness)
+    moe_prep_item(moe, groups, hdr->num_groups, blockIdx.x * 256 + threadIdx.x);
     return;
   }
   const int item = blockIdx.x * 256 + threadIdx.x;
@@ -248,6 +258,57 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
   // phase follow `it`, the CTA's k-step count over all its tiles.
   const int tid = threadIdx.x, wg = tid / 128;   // wg == ${WG}: the producer warp
   const u32 full0 = smem_u32(smem + ${BAR_OFF}), empty0 = full0 + ${8 * STAGES};
+  if (moe.offsets) {
+    // Phase 1 of the fused MoE kernel: the whole grid converts the tokens, then waits for
+    // every CTA. The fp16 tokens are written by ordinary stores (generic proxy) and read by
+    // TMA (async proxy) in other CTAs: fence.proxy.async.global orders them for the async
+    // proxy (PTX ISA "Memory consistency model: proxies"), fences and the release/acquire
+    // pair on the barrier words across CTAs (as cooperative groups' grid sync does). The
+    // launch is cooperative, so every CTA is resident and the spin cannot wait for a CTA
+    // that never starts. Barrier: each CTA reads the generation, then arrives; the last
+    // arrival resets the count and bumps the generation, which releases the others (no
+    // division: a 64-bit one is a subroutine call, and calls serialise wgmma, C7509).
+    // One warp per token row: the row's expert is searched once (the same addresses in every
+    // lane: broadcast loads), then the lanes convert its K/16 items, independent of each other
+    // (a search per item made phase 1 latency-bound: 4-9 % slower than the prep kernel).
+    const int K = groups[0].k, per_row = K / 16, lane = tid % 32;
+    for (int r = blockIdx.x * ${THREADS // 32} + tid / 32; r < moe.max_rows;
+         r += gridDim.x * ${THREADS // 32}) {
+      int lo = 0, hi = E - 1;
+      while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (moe.offsets[mid] <= r) lo = mid; else hi = mid - 1;
+      }
+      int r0, s0;
+      const int cnt = moe_expert(moe, lo, &r0, &s0);
+      if (cnt <= 0 || r < r0 || r >= r0 + cnt) continue;   // no expert owns it (or a faulty one)
+      const unsigned char *a = (const unsigned char *)moe.a + (long long)r0 * (K / 2);
+      const unsigned char *sfa = (const unsigned char *)moe.sfa + (long long)s0 * (K / 16);
+      unsigned char *ws = (unsigned char *)groups[0].ws + (long long)r0 * K * 2;
+#pragma unroll 4
+      for (int j = lane; j < per_row; j += 32) prep_item(a, sfa, ws, r - r0, j, K);
+    }
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+    __syncthreads();
+    if (tid == 0) {
+      unsigned gen, old, now;
+      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(gen) : "l"(moe.barrier + 1) : "memory");
+      __threadfence();
+      asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], 1;" : "=r"(old) : "l"(moe.barrier) : "memory");
+      if (old == gridDim.x - 1) {
+        asm volatile("st.relaxed.gpu.global.u32 [%0], 0;" :: "l"(moe.barrier) : "memory");
+        asm volatile("st.release.gpu.global.u32 [%0], %1;" :: "l"(moe.barrier + 1), "r"(gen + 1) : "memory");
+      } else {
+        for (;;) {
+          asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(now) : "l"(moe.barrier + 1) : "memory");
+          if (now != gen) break;
+          __nanosleep(64);
+        }
+      }
+      __threadfence();
+    }
+    __syncthreads();
+  }
   if (tid == 0) {
     for (int s = 0; s < ${STAGES}; s++) {
       mbar_init(full0 + 8 * s, 1);                // the producer's arrive.expect_tx

@@ -171,7 +171,53 @@ static void t_heuristic(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
+/* sm_100a stages (issue 9 part 6): occupancy by shared memory and tensor memory, and a ring
+ * deep enough for the assumed DRAM round trip (heuristic.c "sm_100a stages"). */
+static void t_sm100_stages(void) {
+    nvfp4jit_ctx *ctx = NULL;
+    REQUIRE(nvfp4jit_ctx_create(NULL, &ctx) == NVFP4JIT_OK);
+    /* problems/gpumode.txt bench1..4 */
+    static const int64_t sets[4][8] = {{80, 176, 128, 72, 64, 248, 96, 160},
+                                       {40, 76, 168, 72, 164, 148, 196, 160},
+                                       {192, 320}, {128, 384}};
+    static const int64_t nk[4][2] = {{4096, 7168}, {7168, 2048}, {3072, 4096}, {4096, 1536}};
+    static const size_t cnt[4] = {8, 8, 2, 2};
+    for (int s = 0; s < 4; s++) {
+        nvfp4jit_group g[8];
+        memset(g, 0, sizeof g);
+        for (size_t i = 0; i < cnt[s]; i++) {
+            g[i].m = sets[s][i];
+            g[i].n = nk[s][0];
+            g[i].k = nk[s][1];
+        }
+        heur_cand c[32];
+        size_t n = 0;
+        REQUIRE(heur_rank(ctx, NVFP4JIT_ARCH_SM100A, g, cnt[s], 148, c, 32, &n) == NVFP4JIT_OK);
+        REQUIRE(n == 26);
+        const heur_cand *w = &c[0];
+        /* the winner's ring covers the round trip, and it is not the 2-deep ring */
+        CHECKF(w->v.stages >= 3 && w->ring_us <= w->kstep_us, "bench%d: %d stages, ring %.3f "
+               "us > k-step %.3f us", s + 1, w->v.stages, w->ring_us, w->kstep_us);
+        if (w->v.block_n == 128 && w->v.block_k == 256)
+            CHECKF(w->v.stages >= 4, "bench%d: 128x128x256 with %d stages", s + 1, w->v.stages);
+        for (size_t i = 0; i < n; i++) {
+            const nvfp4jit_variant *v = &c[i].v;
+            CHECK(c[i].ctas_per_sm >= 1 && c[i].ctas_per_sm <= c[i].occ_tmem &&
+                  c[i].ctas_per_sm <= c[i].occ_smem);
+            if (v->block_n == 128 && v->block_k == 256 && v->stages == 2) {
+                /* the review's numbers: 74.8 KB fits 3 CTAs by shared memory, 2 by tensor
+                 * memory (256 columns each); 2 x 2 buffers do not cover 1 us at 0.32 us */
+                CHECK(c[i].occ_smem == 3 && c[i].occ_tmem == 2 && c[i].ctas_per_sm == 2);
+                CHECK(c[i].ring_us > c[i].kstep_us);
+                CHECK(c[i].est_us > w->est_us);
+            }
+        }
+    }
+    nvfp4jit_ctx_destroy(ctx);
+}
+
 const test_case tests_variant[] = {
+    {"sm100_stages", t_sm100_stages},
     {"format_parse", t_format_parse},
     {"parse_strict", t_parse_strict},
     {"format_null", t_format_null}, {"sm90_rules", t_sm90_rules}, {"sm100_rules", t_sm100_rules},

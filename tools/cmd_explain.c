@@ -277,6 +277,22 @@ int cmd_explain(int argc, char **argv) {
                        c[i].mem_us, c[i].tiles, c[i].waves, 100.0 * c[i].waste);
             if (show < total)
                 printf("  ... %zu more (--all to print them)\n", total - show);
+            if (archs[ai] == NVFP4JIT_ARCH_SM100A && show) {
+                /* the occupancy and ring terms behind the stage choice (heuristic.c) */
+                printf("  sm_100a occupancy and ring (a stage's TMA load must cover a DRAM round "
+                       "trip, assumed %.2f us):\n", SM100_RING_LATENCY_US);
+                printf("  %4s  %-28s %7s %5s %5s %5s %9s %9s %8s\n", "rank", "variant",
+                       "CTAs/SM", "smem", "tmem", "regs", "kstep_us", "ring_us", "buffers");
+                for (size_t i = 0; i < show; i++)
+                    printf("  %4zu  %-28s %7d %5d %5d %5d %9.3f %9.3f %8d%s\n", i + 1,
+                           tool_variant_str(&c[i].v), c[i].ctas_per_sm, c[i].occ_smem,
+                           c[i].occ_tmem, c[i].occ_regs, c[i].kstep_us, c[i].ring_us,
+                           c[i].ctas_per_sm * c[i].v.stages,
+                           c[i].ring_us > c[i].kstep_us ? "  ring-bound" : "");
+                printf("  (CTAs/SM = min(smem, tmem = 512 / allocated columns, regs, threads); "
+                       "ring_us = (round trip + CTAs x kstep) / buffers per stage of the SM; "
+                       "a k-step costs max(kstep_us, ring_us) per CTA slot)\n");
+            }
             explain_winner(c, total);
             nvfp4jit_variant tv;
             if (tune_lookup(ctx, archs[ai], g, set->count, &tv))
