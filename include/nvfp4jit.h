@@ -21,10 +21,19 @@
  *   SFB  the same for B (N rows).
  *   C    M rows of N fp16 values, row-major; the product is accumulated in fp32 and rounded
  *        once to fp16.
- * Valid groups: any number of groups >= 1; M >= 0 (M = 0: that group does nothing and its
- * pointers are not read); N >= 8 and a multiple of 8; K >= 64 and a multiple of 64; every
- * pointer of a group with M > 0 a device pointer aligned to 16 bytes. Anything else is
- * rejected with NVFP4JIT_ERR_INVALID_PROBLEM and a message naming the group and the field.
+ * Valid groups: 1 to NVFP4JIT_MAX_GROUPS (2^20) groups; M >= 0 (M = 0: that group does
+ * nothing and its pointers are not read); N >= 8 and a multiple of 8; K >= 64 and a multiple
+ * of 64; M, N and K at most NVFP4JIT_MAX_DIM (2^24: the kernels index with 32 bits and TMA
+ * limits a dimension); every pointer of a group with M > 0 a device pointer aligned to 16
+ * bytes. Anything else is rejected with NVFP4JIT_ERR_INVALID_PROBLEM and a message naming the
+ * group and the field. Groups are numbered from 0 in every message (the library's and the
+ * command's).
+ *
+ * Files and the cache directory are untrusted input (README "Trust and limits"): a cache
+ * directory that others can write to is not used (the memory cache is, with a warning), one
+ * owned by another user is used read-only (with a warning); symlinks below it are never
+ * followed, FIFOs and devices are never opened for reading, a cached cubin must be a CUDA ELF
+ * for the entry's arch. Templates render in a fresh, bounded Lua state.
  *
  * Threading: a context is not thread-safe; use one per thread, or serialise calls on it.
  * Plans are bound to their context. Messages returned by nvfp4jit_last_error() belong to the
@@ -32,6 +41,10 @@
  */
 #ifndef NVFP4JIT_H
 #define NVFP4JIT_H
+
+/** Limits of a problem set (nvfp4jit_problem_check_shapes). */
+#define NVFP4JIT_MAX_GROUPS (1u << 20)
+#define NVFP4JIT_MAX_DIM (1 << 24)
 
 #include <stddef.h>
 #include <stdint.h>
@@ -156,8 +169,9 @@ enum {
      *  operand and reads the fp16 tokens from shared memory where TMA put them. The plan
      *  holds a device workspace of 2 * sum(M*K) bytes for the fp16 tokens (grown on demand,
      *  freed with the plan). The heuristic leaves act16 out for sets that would need more
-     *  than 4 GiB of it or more than 2^31 - 256 sixteen-value token blocks; forced on a set
-     *  over the second limit, planning fails with NVFP4JIT_ERR_INVALID_PROBLEM. */
+     *  than 4 GiB of it or more than 2^31 - 256 sixteen-value token blocks; forced (or taken
+     *  from the tuning database) on a set over the second limit, nvfp4jit_plan_create fails
+     *  with NVFP4JIT_ERR_INVALID_PROBLEM before compiling anything. */
     NVFP4JIT_STRATEGY_ACT16 = 1,
     /** "act16p" (formatted ":act16p"): act16 on a persistent grid, one CTA per SM looping over
      *  the tiles, so a CTA's loads for its next tile overlap the stores of its last one. */
@@ -170,11 +184,18 @@ enum {
 NVFP4JIT_API nvfp4jit_status nvfp4jit_variant_check(nvfp4jit_ctx *ctx,
                                                     const nvfp4jit_variant *v);
 
-/** Format a variant as "sm90a:128x128x64:s3" (+ ":swap"). @return chars written (excluding
- *  NUL), or the length needed if buf is too small (like snprintf). */
+/** Format a variant as "sm90a:128x128x64:s3" (+ ":swap", ":act16", ":act16p").
+ *  buf may be NULL (then n is ignored and nothing is written: a length query).
+ *  @return chars written (excluding NUL), or the length needed if buf is too small (like
+ *  snprintf). */
 NVFP4JIT_API int nvfp4jit_variant_format(const nvfp4jit_variant *v, char *buf, size_t n);
-/** Parse the form written by nvfp4jit_variant_format. @return NVFP4JIT_OK or
- *  NVFP4JIT_ERR_INVALID_ARG (the string is malformed; nothing is checked against rules). */
+/** Largest number nvfp4jit_variant_parse accepts for BLOCK_M/N/K or STAGES (the validity
+ *  rules of nvfp4jit_variant_check are much tighter). */
+#define NVFP4JIT_VARIANT_MAX_PARAM 65536
+/** Parse exactly the form written by nvfp4jit_variant_format: numbers are decimal digits
+ *  with no sign, blank or leading zero, each 1..NVFP4JIT_VARIANT_MAX_PARAM; nothing else may
+ *  follow. @return NVFP4JIT_OK or NVFP4JIT_ERR_INVALID_ARG (the string is malformed or a
+ *  number is out of range; nothing is checked against the validity rules). */
 NVFP4JIT_API nvfp4jit_status nvfp4jit_variant_parse(const char *s, nvfp4jit_variant *out);
 
 /** Enumerate the valid variant space of an arch. Writes at most cap variants into out (may be

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define STR_(x) #x
@@ -186,7 +187,41 @@ static int rm_tree_at(int dfd, const char *name, int depth) {
     return rc;
 }
 
-static int rm_tree(const char *path) { return rm_tree_at(AT_FDCWD, path, 0); }
+/* ---- directories, one component at a time ---- */
+
+/* A fresh name prefix + 12 hex digits (mkdtemp's job, relative to a directory fd). */
+static void scratch_name(char *out, size_t n, const char *prefix) {
+    static unsigned long long counter;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned long long x = (unsigned long long)ts.tv_nsec ^ (unsigned long long)ts.tv_sec << 30 ^
+                           (unsigned long long)getpid() << 40 ^
+                           __atomic_add_fetch(&counter, 0x9e3779b97f4a7c15ull, __ATOMIC_RELAXED);
+    x ^= x >> 31; x *= 0x7fb5d329728ea185ull; x ^= x >> 27; x *= 0x81dadef4bc2dd44dull;
+    x ^= x >> 33;
+    snprintf(out, n, "%s%012llx", prefix, x & 0xffffffffffffull);
+}
+
+/* Create a new directory prefix+random in dfd, mode 0700. @return 0 (name in out) or -1. */
+static int mkdtemp_at(int dfd, const char *prefix, char *out, size_t n) {
+    for (int i = 0; i < 100; i++) {
+        scratch_name(out, n, prefix);
+        if (mkdirat(dfd, out, 0700) == 0) return 0;
+        if (errno != EEXIST) return -1;
+    }
+    return -1;
+}
+
+/* Open directory `name` of dfd without following a symlink (ELOOP or ENOTDIR when something
+ * else is there); with create, make it (mode) when missing. @return fd or -1/errno. */
+static int open_dir_at(int dfd, const char *name, int create, mode_t mode) {
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 || errno != ENOENT || !create) return fd;
+    if (mkdirat(dfd, name, mode) != 0 && errno != EEXIST) return -1;
+    return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+static int not_a_dir(int e) { return e == ELOOP || e == ENOTDIR; }
 
 /* ---- verification ---- */
 
@@ -311,6 +346,50 @@ static int parse_manifest(const char *m, size_t n, const char *key, manifest_inf
     return 0;
 }
 
+#define CUBIN_INDEX 2 /* file_names[2] */
+
+/* The SM number of a "key.arch = sm_NN[a]" line among the caller's manifest lines (what
+ * nvfp4jit_compile writes), or 0 when there is none. */
+static int manifest_sm(const char *m, size_t n) {
+    static const char pfx[] = "key.arch = sm_";
+    const char *end = m + n;
+    for (const char *p = m; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        if (len > sizeof pfx - 1 && !memcmp(p, pfx, sizeof pfx - 1)) {
+            int sm = 0;
+            for (size_t i = sizeof pfx - 1; i < len && p[i] >= '0' && p[i] <= '9' && sm < 1000; i++)
+                sm = sm * 10 + (p[i] - '0');
+            return sm;
+        }
+        if (!nl) break;
+        p = nl + 1;
+    }
+    return 0;
+}
+
+/* A cubin must be a CUDA ELF (ELF64, little endian, EM_CUDA) and, when the entry says its
+ * arch, one for that SM: a planted entry with matching checksums is not a hit. NOTE: CUDA ELF
+ * ABI version 8 (nvJitLink of CUDA 13: e_flags 0x0a005a04 for sm_90a, 0x0a006402 for
+ * sm_100a) keeps the SM in bits 8-15 of e_flags; older ABI versions in bits 0-7.
+ * @return 1, or 0 with why. */
+static int cubin_ok(const nj_buf *c, int want_sm, char *why, size_t why_n) {
+    const unsigned char *b = (const unsigned char *)c->data;
+    if (c->len < 64 || memcmp(b, "\x7f" "ELF", 4) || b[4] != 2 /* ELFCLASS64 */ ||
+        b[5] != 1 /* ELFDATA2LSB */ || (b[18] | b[19] << 8) != 190 /* EM_CUDA */) {
+        msg(why, why_n, "kernel.cubin: not a CUDA ELF (64-bit, EM_CUDA)");
+        return 0;
+    }
+    uint32_t flags = (uint32_t)b[48] | (uint32_t)b[49] << 8 | (uint32_t)b[50] << 16 |
+                     (uint32_t)b[51] << 24;
+    int sm = b[8] >= 8 ? (int)(flags >> 8 & 0xff) : (int)(flags & 0xff);
+    if (want_sm && sm != want_sm) {
+        msg(why, why_n, "kernel.cubin: an ELF for sm_%d, the entry is for sm_%d", sm, want_sm);
+        return 0;
+    }
+    return 1;
+}
+
 /* Verify the entry directory open as dfd. With out != NULL, fill it on success (out's old
  * contents are freed). @return CACHE_HIT, CACHE_CORRUPT (why says what) or CACHE_ERROR. */
 static cache_result verify_dir(int dfd, const char *key, cache_entry *out, char *why,
@@ -323,10 +402,17 @@ static cache_result verify_dir(int dfd, const char *key, cache_entry *out, char 
     manifest_info mi;
     int over = 0;
 
-    int fd = openat(dfd, MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* NOTE: without O_NONBLOCK, open(2) of a FIFO planted here blocks until a writer comes */
+    int fd = openat(dfd, MANIFEST, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         res = errno_is_local(errno) ? CACHE_ERROR : CACHE_CORRUPT;
         msg(why, why_n, MANIFEST ": %s", errno == ENOENT ? "missing" : strerror(errno));
+        goto done;
+    }
+    struct stat mst;
+    if (fstat(fd, &mst) != 0 || !S_ISREG(mst.st_mode)) {
+        close(fd);
+        msg(why, why_n, MANIFEST ": not a regular file");
         goto done;
     }
     int r = read_fd(fd, &data, MANIFEST_MAX, &over);
@@ -339,6 +425,7 @@ static cache_result verify_dir(int dfd, const char *key, cache_entry *out, char 
     }
     if (over) { msg(why, why_n, MANIFEST ": larger than %u bytes", MANIFEST_MAX); goto done; }
     if (parse_manifest(data.data, data.len, key, &mi, why, why_n)) goto done;
+    int want_sm = manifest_sm(data.data + mi.extra_off, mi.extra_len);
     if (out && nj_buf_set(&tmp.manifest_extra, data.data + mi.extra_off, mi.extra_len)) {
         res = CACHE_ERROR;
         msg(why, why_n, "out of memory");
@@ -347,7 +434,7 @@ static cache_result verify_dir(int dfd, const char *key, cache_entry *out, char 
 
     for (int i = 0; i < NFILES; i++) {
         const char *name = file_names[i];
-        fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0) {
             res = errno_is_local(errno) ? CACHE_ERROR : CACHE_CORRUPT;
             msg(why, why_n, "%s: %s", name, errno == ENOENT ? "missing" : strerror(errno));
@@ -392,6 +479,7 @@ static cache_result verify_dir(int dfd, const char *key, cache_entry *out, char 
                 mi.hash[i]);
             goto done;
         }
+        if (i == CUBIN_INDEX && !cubin_ok(dst, want_sm, why, why_n)) goto done;
     }
     res = CACHE_HIT;
     if (why && why_n) why[0] = '\0';
@@ -406,30 +494,31 @@ done:
     return res;
 }
 
-/* Open and verify the entry at path. *st gets what was found there (st_mode 0 if nothing).
- * @return CACHE_HIT / CACHE_MISS / CACHE_CORRUPT / CACHE_ERROR. */
-static cache_result check_path(const char *path, const char *key, cache_entry *out,
-                               struct stat *st, char *why, size_t why_n) {
+/* Open directory `name` of pfd and verify it as the entry of `key`. *st gets what was found there
+ * (st_mode 0 if nothing). @return CACHE_HIT / CACHE_MISS / CACHE_CORRUPT / CACHE_ERROR. */
+static cache_result check_at(int pfd, const char *name, const char *key, cache_entry *out,
+                             struct stat *st, char *why, size_t why_n) {
     memset(st, 0, sizeof *st);
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
         if (e == ENOENT) {
             if (why && why_n) why[0] = '\0';
             return CACHE_MISS;
         }
-        if ((e == ENOTDIR || e == ELOOP) && lstat(path, st) == 0 && !S_ISDIR(st->st_mode)) {
-            msg(why, why_n, "entry is not a directory");
+        if (not_a_dir(e) && fstatat(pfd, name, st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            !S_ISDIR(st->st_mode)) {
+            msg(why, why_n, "entry is not a directory%s",
+                S_ISLNK(st->st_mode) ? " (a symbolic link)" : "");
             return CACHE_CORRUPT;
         }
-        /* e.g. EACCES, or ENOTDIR for a component above the entry */
-        msg(why, why_n, "%s: %s", path, strerror(e));
+        msg(why, why_n, "entry %s: %s", name, strerror(e));
         return CACHE_ERROR;
     }
     if (fstat(fd, st) != 0) {
         int e = errno;
         close(fd);
-        msg(why, why_n, "%s: fstat: %s", path, strerror(e));
+        msg(why, why_n, "entry %s: fstat: %s", name, strerror(e));
         return CACHE_ERROR;
     }
     cache_result r = verify_dir(fd, key, out, why, why_n);
@@ -441,85 +530,195 @@ static int same_file(const struct stat *a, const struct stat *b) {
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
-/* Move the entry at path (inside v1) aside and delete it. With seen != NULL, only the object
- * that was verified (same device and inode) is removed: if another process has replaced it by
- * a new entry meanwhile, that one is left alone (or put back, if our rename took it and it
- * verifies). @return 0 (gone, by us or someone else), 1 (path now holds a different entry that
- * was left there), -1 on error (errno). */
-static int discard_entry(const char *v1, const char *path, const char *key,
-                         const struct stat *seen) {
+/* Move entry `key` of pfd aside (into v1fd's trash.*) and delete it. With seen != NULL, only
+ * the object that was verified (same device and inode) is removed: if another process has
+ * replaced it by a new entry meanwhile, that one is left alone (or put back, if our rename
+ * took it and it verifies). @return 0 (gone, by us or someone else), 1 (it now holds a
+ * different entry that was left there), -1 on error (errno). */
+static int discard_at(int v1fd, int pfd, const char *key, const struct stat *seen) {
     struct stat now;
-    if (lstat(path, &now) != 0) return errno == ENOENT ? 0 : -1;
+    if (fstatat(pfd, key, &now, AT_SYMLINK_NOFOLLOW) != 0) return errno == ENOENT ? 0 : -1;
     if (seen && !same_file(seen, &now)) return 1;
     if (!S_ISDIR(now.st_mode)) {
-        /* NOTE: unlink(2) is atomic: readers see the old object or nothing. */
-        if (unlink(path) != 0 && errno != ENOENT) return -1;
+        /* NOTE: unlink(2) is atomic, and of a symlink removes the link, not its target */
+        if (unlinkat(pfd, key, 0) != 0 && errno != ENOENT) return -1;
         return 0;
     }
-    char trash[4096];
-    if (path_fmt(trash, sizeof trash, "%s/trash.XXXXXX", v1)) return -1;
-    if (!mkdtemp(trash)) return -1;
+    char trash[64];
+    if (mkdtemp_at(v1fd, "trash.", trash, sizeof trash)) return -1;
     /* NOTE: rename(2) of a directory onto an existing empty directory replaces it atomically
      * (POSIX); within one filesystem readers see the entry at its old name or not at all. */
-    if (rename(path, trash) != 0) {
+    if (renameat(pfd, key, v1fd, trash) != 0) {
         int e = errno;
-        rmdir(trash);
+        unlinkat(v1fd, trash, AT_REMOVEDIR);
         if (e == ENOENT) return 0; /* another process moved it aside first: fine */
         errno = e;
         return -1;
     }
     struct stat moved;
     int put_back = 0;
-    if (seen && lstat(trash, &moved) == 0 && !same_file(seen, &moved)) {
-        /* Between our lstat and rename another process replaced the bad entry by a new one,
-         * and we took that. Put it back if it is good (fails harmlessly if a third process
-         * has published yet another entry meanwhile). */
+    if (seen && fstatat(v1fd, trash, &moved, AT_SYMLINK_NOFOLLOW) == 0 &&
+        !same_file(seen, &moved)) {
+        /* Between our fstatat and renameat another process replaced the bad entry by a new
+         * one, and we took that. Put it back if it is good (fails harmlessly if a third
+         * process has published yet another entry meanwhile). */
         struct stat st2;
-        if (check_path(trash, key, NULL, &st2, NULL, 0) == CACHE_HIT &&
-            rename(trash, path) == 0)
+        if (check_at(v1fd, trash, key, NULL, &st2, NULL, 0) == CACHE_HIT &&
+            renameat(v1fd, trash, pfd, key) == 0)
             put_back = 1;
     }
-    if (!put_back && rm_tree(trash) != 0) return -1;
+    if (!put_back && rm_tree_at(v1fd, trash, 0) != 0) return -1;
     return put_back ? 1 : 0;
+}
+
+/* ---- the cache directory: who may write it ---- */
+
+static cache_trust trust_of(const struct stat *st, const char *dir, char *why, size_t why_n) {
+    if (!S_ISDIR(st->st_mode)) {
+        msg(why, why_n, "%s is not a directory: the disk cache is not used", dir);
+        return CACHE_UNTRUSTED;
+    }
+    /* NOTE: in a sticky directory (mode +t, like /tmp) only a file's owner can rename or
+     * remove it, so others writing there cannot replace our entries. */
+    if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX)) {
+        msg(why, why_n, "%s is writable by other users (mode %04o, no sticky bit): the disk "
+            "cache is not used (chmod go-w it, or choose another NVFP4JIT_CACHE_DIR)", dir,
+            (unsigned)(st->st_mode & 07777));
+        return CACHE_UNTRUSTED;
+    }
+    if (st->st_uid != geteuid()) {
+        msg(why, why_n, "%s belongs to another user (uid %u): the disk cache is used read-only",
+            dir, (unsigned)st->st_uid);
+        return CACHE_READ_ONLY;
+    }
+    if (why && why_n) why[0] = '\0';
+    return CACHE_TRUSTED;
+}
+
+cache_trust cache_check_dir(const char *dir, char *why, size_t why_n) {
+    struct stat st;
+    if (why && why_n) why[0] = '\0';
+    if (!dir || !*dir) {
+        msg(why, why_n, "no cache directory");
+        return CACHE_UNTRUSTED;
+    }
+    if (stat(dir, &st) != 0) {
+        if (errno == ENOENT) return CACHE_TRUSTED; /* made 0700 by the first store */
+        msg(why, why_n, "%s: %s: the disk cache is not used", dir, strerror(errno));
+        return CACHE_UNTRUSTED;
+    }
+    return trust_of(&st, dir, why, why_n);
+}
+
+enum { OPEN_INSPECT, OPEN_READ, OPEN_WRITE, OPEN_CLEAR };
+
+/* Open <dir>/v1 for `how`: OPEN_INSPECT (foreach: it only reports) takes any directory,
+ * OPEN_READ needs one others cannot write (another owner is fine), OPEN_WRITE and OPEN_CLEAR need our own (OPEN_WRITE creates what is missing: dir and
+ * its parents 0700, v1 0755). The root itself may be a symlink (the user named it); v1 may
+ * not. @return the v1 fd, or -1 with errno and why (ENOENT: there is no cache yet). */
+static int open_v1(const char *dir, int how, char *why, size_t why_n) {
+    int rfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rfd < 0 && errno == ENOENT && how == OPEN_WRITE) {
+        if (nj_mkdirs(dir, 0700) != 0) {
+            int e = errno;
+            msg(why, why_n, "cannot create %s: %s", dir, strerror(e));
+            errno = e;
+            return -1;
+        }
+        rfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
+    if (rfd < 0) {
+        int e = errno;
+        msg(why, why_n, "%s: %s", dir, strerror(e));
+        errno = e;
+        return -1;
+    }
+    struct stat st;
+    if (fstat(rfd, &st) != 0) {
+        int e = errno;
+        close(rfd);
+        msg(why, why_n, "%s: fstat: %s", dir, strerror(e));
+        errno = e;
+        return -1;
+    }
+    cache_trust t = trust_of(&st, dir, why, why_n);
+    if ((t == CACHE_UNTRUSTED && (how != OPEN_INSPECT || !S_ISDIR(st.st_mode))) ||
+        (how >= OPEN_WRITE && t != CACHE_TRUSTED)) {
+        close(rfd);
+        errno = EPERM;
+        return -1;
+    }
+    int v1 = open_dir_at(rfd, FORMAT_DIR, how == OPEN_WRITE, 0755);
+    int e = errno;
+    close(rfd);
+    if (v1 < 0) {
+        if (not_a_dir(e))
+            msg(why, why_n, "%s/" FORMAT_DIR " is not a directory (a symbolic link?): remove it",
+                dir);
+        else
+            msg(why, why_n, "%s/" FORMAT_DIR ": %s", dir, strerror(e));
+        errno = e;
+    }
+    return v1;
 }
 
 /* ---- public ---- */
 
-static int v1_path(const char *dir, char *out, size_t n) {
-    return path_fmt(out, n, "%s/" FORMAT_DIR, dir);
-}
-
 cache_result cache_lookup(const char *dir, const char *key, cache_entry *e, char *why,
                           size_t why_n) {
-    char v1[4096], path[4096];
     if (why && why_n) why[0] = '\0';
     if (!dir || !*dir) { msg(why, why_n, "no cache directory"); return CACHE_ERROR; }
     if (!cache_key_valid(key)) {
         msg(why, why_n, "invalid cache key (want 32 lowercase hex digits)");
         return CACHE_ERROR;
     }
-    if (v1_path(dir, v1, sizeof v1) ||
-        path_fmt(path, sizeof path, "%s/%.2s/%s", v1, key, key)) {
-        msg(why, why_n, "cache path too long");
-        return CACHE_ERROR;
+    int v1 = open_v1(dir, OPEN_READ, why, why_n);
+    if (v1 < 0) {
+        if (errno != ENOENT) return CACHE_ERROR;
+        if (why && why_n) why[0] = '\0';
+        return CACHE_MISS; /* no cache yet */
+    }
+    char pfx[3] = {key[0], key[1], '\0'};
+    int pfd = open_dir_at(v1, pfx, 0, 0);
+    if (pfd < 0) {
+        int e2 = errno;
+        cache_result r = CACHE_MISS;
+        if (not_a_dir(e2)) {
+            /* a symlink or file planted as the prefix directory: never followed, removed so
+             * that the store after this miss makes a real one */
+            msg(why, why_n, "prefix directory " FORMAT_DIR "/%s is not a directory (a symbolic "
+                "link?)", pfx);
+            if (unlinkat(v1, pfx, 0) != 0 && errno != ENOENT) {
+                size_t l = why ? strlen(why) : 0;
+                if (why && l < why_n)
+                    msg(why + l, why_n - l, " (and it could not be removed: %s)",
+                        strerror(errno));
+            }
+            r = CACHE_CORRUPT;
+        } else if (e2 != ENOENT) {
+            msg(why, why_n, "%s/" FORMAT_DIR "/%s: %s", dir, pfx, strerror(e2));
+            r = CACHE_ERROR;
+        }
+        close(v1);
+        return r;
     }
     struct stat st;
-    cache_result r = check_path(path, key, e, &st, why, why_n);
-    if (r != CACHE_CORRUPT) return r;
+    cache_result r = check_at(pfd, key, key, e, &st, why, why_n);
     /* Several processes may find the same bad entry: one rename wins, the others see ENOENT
-     * (or a fresh replacement, which discard_entry leaves alone). All report CORRUPT and
+     * (or a fresh replacement, which discard_at leaves alone). All report CORRUPT and
      * rebuild; their stores then find the published entry good. */
-    if (discard_entry(v1, path, key, &st) < 0) {
+    if (r == CACHE_CORRUPT && discard_at(v1, pfd, key, &st) < 0) {
         size_t l = why ? strlen(why) : 0;
         if (why && l < why_n)
             msg(why + l, why_n - l, " (and it could not be removed: %s)", strerror(errno));
     }
-    return CACHE_CORRUPT;
+    close(pfd);
+    close(v1);
+    return r;
 }
 
 int cache_store(const char *dir, const char *key, const cache_entry *e, char *err,
                 size_t err_n) {
-    char v1[4096], pfx[4096], path[4096], tmp[4096];
     if (err && err_n) err[0] = '\0';
     if (!dir || !*dir) { msg(err, err_n, "no cache directory"); return -1; }
     if (!cache_key_valid(key)) {
@@ -540,14 +739,9 @@ int cache_store(const char *dir, const char *key, const cache_entry *e, char *er
         if (!nl) break;
         p = nl + 1;
     }
-    if (v1_path(dir, v1, sizeof v1) || path_fmt(pfx, sizeof pfx, "%s/%.2s", v1, key) ||
-        path_fmt(path, sizeof path, "%s/%s", pfx, key) ||
-        path_fmt(tmp, sizeof tmp, "%s/tmp.XXXXXX", v1)) {
+    char path[4096];
+    if (path_fmt(path, sizeof path, "%s/" FORMAT_DIR "/%.2s/%s", dir, key, key)) {
         msg(err, err_n, "cache path too long");
-        return -1;
-    }
-    if (nj_mkdirs(pfx, 0755) != 0) {
-        msg(err, err_n, "cannot create %s: %s", pfx, strerror(errno));
         return -1;
     }
 
@@ -570,70 +764,88 @@ int cache_store(const char *dir, const char *key, const cache_entry *e, char *er
         return -1;
     }
 
-    /* NOTE: mkdtemp(3) creates a uniquely named directory with mode 0700; it is chmod'ed to
-     * 0755 so that a shared cache directory works like one made by mkdir under umask 022. */
-    if (!mkdtemp(tmp)) {
-        msg(err, err_n, "mkdtemp in %s: %s", v1, strerror(errno));
-        nj_buf_free(&man);
-        return -1;
+    char pfx[3] = {key[0], key[1], '\0'}, tmp[64] = "";
+    int rc = -1, pfd = -1;
+    int v1 = open_v1(dir, OPEN_WRITE, err, err_n);
+    if (v1 < 0) goto out;
+    pfd = open_dir_at(v1, pfx, 1, 0755);
+    if (pfd < 0 && not_a_dir(errno)) {
+        /* a symlink or file planted as the prefix directory: remove the link, never follow */
+        if (unlinkat(v1, pfx, 0) == 0 || errno == ENOENT) pfd = open_dir_at(v1, pfx, 1, 0755);
     }
-    int rc = -1;
-    int tfd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (pfd < 0) {
+        msg(err, err_n, "cannot create %s/" FORMAT_DIR "/%s: %s", dir, pfx, strerror(errno));
+        goto out;
+    }
+    /* NOTE: the temporary is made 0700 and chmod'ed to 0755 so that a cache directory shared
+     * read-only works like one made by mkdir under umask 022. */
+    if (mkdtemp_at(v1, "tmp.", tmp, sizeof tmp)) {
+        msg(err, err_n, "mkdtemp in %s/" FORMAT_DIR ": %s", dir, strerror(errno));
+        tmp[0] = '\0';
+        goto out;
+    }
+    int tfd = open_dir_at(v1, tmp, 0, 0);
     if (tfd < 0) {
-        msg(err, err_n, "%s: %s", tmp, strerror(errno));
+        msg(err, err_n, "%s/" FORMAT_DIR "/%s: %s", dir, tmp, strerror(errno));
         goto out;
     }
     (void)fchmod(tfd, 0755);
     for (int i = 0; i < NFILES; i++) {
         const nj_buf *b = entry_file(e, i);
         if (write_file_at(tfd, file_names[i], b->len ? b->data : "", b->len) != 0) {
-            msg(err, err_n, "writing %s/%s: %s", tmp, file_names[i], strerror(errno));
+            msg(err, err_n, "writing %s/" FORMAT_DIR "/%s/%s: %s", dir, tmp, file_names[i],
+                strerror(errno));
             close(tfd);
             goto out;
         }
     }
     /* the manifest last: a directory with a complete manifest has all its files */
     if (write_file_at(tfd, MANIFEST, man.data, man.len) != 0) {
-        msg(err, err_n, "writing %s/" MANIFEST ": %s", tmp, strerror(errno));
+        msg(err, err_n, "writing %s/" FORMAT_DIR "/%s/" MANIFEST ": %s", dir, tmp,
+            strerror(errno));
         close(tfd);
         goto out;
     }
     close(tfd);
 
     /* Publish. Bounded: each round either publishes, accepts a good existing entry, or
-     * removes a bad one / recreates a vanished parent (cache_clear) and tries again. */
+     * removes a bad one / recreates a vanished prefix dir (cache_clear) and tries again. */
     for (int attempt = 0; attempt < 4; attempt++) {
         /* NOTE: rename(2) of a directory is atomic within one filesystem (tmp and the entry
          * are both under v1), and fails with EEXIST or ENOTEMPTY (POSIX allows either; Linux
          * says ENOTEMPTY) if the target is a non-empty directory, ENOTDIR if it is a file. */
-        if (rename(tmp, path) == 0) {
+        if (renameat(v1, tmp, pfd, key) == 0) {
             tmp[0] = '\0'; /* published: nothing to clean up */
             rc = 0;
             goto out;
         }
         int re = errno;
         if (re == ENOENT) { /* the prefix dir was removed under us (cache_clear) */
-            if (nj_mkdirs(pfx, 0755) != 0) {
-                msg(err, err_n, "cannot create %s: %s", pfx, strerror(errno));
+            close(pfd);
+            pfd = open_dir_at(v1, pfx, 1, 0755);
+            if (pfd < 0) {
+                msg(err, err_n, "cannot create %s/" FORMAT_DIR "/%s: %s", dir, pfx,
+                    strerror(errno));
                 goto out;
             }
             continue;
         }
         if (re != EEXIST && re != ENOTEMPTY && re != ENOTDIR) {
-            msg(err, err_n, "rename %s -> %s: %s", tmp, path, strerror(re));
+            msg(err, err_n, "rename %s/" FORMAT_DIR "/%s -> %s: %s", dir, tmp, path,
+                strerror(re));
             goto out;
         }
         /* another process won (or a bad entry is in the way) */
         char why[512];
         struct stat st;
-        cache_result cr = check_path(path, key, NULL, &st, why, sizeof why);
+        cache_result cr = check_at(pfd, key, key, NULL, &st, why, sizeof why);
         if (cr == CACHE_HIT) { rc = 0; goto out; }
         if (cr == CACHE_MISS) continue; /* moved aside meanwhile: try again */
         if (cr == CACHE_ERROR) {
             msg(err, err_n, "existing entry %s: %s", path, why);
             goto out;
         }
-        if (discard_entry(v1, path, key, &st) < 0) {
+        if (discard_at(v1, pfd, key, &st) < 0) {
             msg(err, err_n, "existing entry %s is bad (%s) and cannot be removed: %s", path, why,
                 strerror(errno));
             goto out;
@@ -641,7 +853,9 @@ int cache_store(const char *dir, const char *key, const cache_entry *e, char *er
     }
     msg(err, err_n, "cannot publish %s: the entry kept changing", path);
 out:
-    if (tmp[0]) (void)rm_tree(tmp); /* on every path that did not publish it */
+    if (tmp[0]) (void)rm_tree_at(v1, tmp, 0); /* on every path that did not publish it */
+    if (pfd >= 0) close(pfd);
+    if (v1 >= 0) close(v1);
     nj_buf_free(&man);
     return rc;
 }
@@ -650,18 +864,25 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Sorted names in path accepted by keep(name, arg). @return count, -1 on error (errno); a
- * missing directory is 0 entries. */
-static int list_dir(const char *path, int (*keep)(const char *, const char *),
-                    const char *arg, char ***names) {
+/* Sorted names in directory dfd accepted by keep(name, arg). @return count, -1 on error
+ * (errno). */
+static int list_dir_at(int dfd, int (*keep)(const char *, const char *), const char *arg,
+                       char ***names) {
     *names = NULL;
-    DIR *d = opendir(path);
-    if (!d) return errno == ENOENT ? 0 : -1;
+    /* a new open file description: readdir must not move dfd's own offset */
+    int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
     size_t n = 0, cap = 0;
     char **v = NULL;
     struct dirent *de;
     int rc = 0;
-    errno = 0;
     while ((de = readdir(d)) != NULL) {
         if (!keep(de->d_name, arg)) continue;
         if (n == cap) {
@@ -704,93 +925,133 @@ static int keep_scratch(const char *name, const char *arg) {
 }
 
 int cache_foreach(const char *dir, cache_visit_fn cb, void *user) {
-    char v1[4096];
-    if (!dir || !*dir || v1_path(dir, v1, sizeof v1)) { errno = EINVAL; return -1; }
+    if (!dir || !*dir) { errno = EINVAL; return -1; }
+    char why0[512];
+    int v1 = open_v1(dir, OPEN_INSPECT, why0, sizeof why0);
+    if (v1 < 0) return errno == ENOENT ? 0 : -1;
     char **pfx;
-    int np = list_dir(v1, keep_prefix, NULL, &pfx);
-    if (np < 0) return -1;
+    int np = list_dir_at(v1, keep_prefix, NULL, &pfx);
+    if (np < 0) {
+        int e = errno;
+        close(v1);
+        errno = e;
+        return -1;
+    }
     int count = 0;
     for (int i = 0; i < np; i++) {
         char pdir[4096];
-        if (path_fmt(pdir, sizeof pdir, "%s/%s", v1, pfx[i])) continue;
+        if (path_fmt(pdir, sizeof pdir, "%s/" FORMAT_DIR "/%s", dir, pfx[i])) continue;
+        int pfd = open_dir_at(v1, pfx[i], 0, 0);
+        if (pfd < 0) {
+            if (errno == ENOENT) continue; /* removed since we listed it */
+            count++;
+            if (cb)
+                cb(pfx[i], pdir, 0, not_a_dir(errno) ? "prefix directory is not a directory "
+                                                       "(a symbolic link?)" : strerror(errno),
+                   user);
+            continue;
+        }
         char **keys;
-        int nk = list_dir(pdir, keep_key, pfx[i], &keys);
+        int nk = list_dir_at(pfd, keep_key, pfx[i], &keys);
         if (nk < 0) {
+            int e = errno;
+            close(pfd);
+            close(v1);
             free_names(pfx, np);
+            errno = e;
             return -1;
         }
         for (int k = 0; k < nk; k++) {
             char path[4096], why[512] = "";
             struct stat st;
             if (path_fmt(path, sizeof path, "%s/%s", pdir, keys[k])) continue;
-            cache_result r = check_path(path, keys[k], NULL, &st, why, sizeof why);
+            cache_result r = check_at(pfd, keys[k], keys[k], NULL, &st, why, sizeof why);
             if (r == CACHE_MISS) continue; /* removed since we listed it */
             count++;
             if (cb) cb(keys[k], path, r == CACHE_HIT, r == CACHE_HIT ? "" : why, user);
         }
         free_names(keys, nk);
+        close(pfd);
     }
     free_names(pfx, np);
+    close(v1);
     return count;
 }
 
 int cache_clear(const char *dir, char *err, size_t err_n) {
-    char v1[4096];
     if (err && err_n) err[0] = '\0';
     if (!dir || !*dir) { msg(err, err_n, "no cache directory"); return -1; }
-    if (v1_path(dir, v1, sizeof v1)) { msg(err, err_n, "cache path too long"); return -1; }
+    int v1 = open_v1(dir, OPEN_CLEAR, err, err_n);
+    if (v1 < 0) {
+        if (errno != ENOENT) return -1;
+        if (err && err_n) err[0] = '\0';
+        return 0;
+    }
     int count = 0, failed = 0;
     char **pfx;
-    int np = list_dir(v1, keep_prefix, NULL, &pfx);
+    int np = list_dir_at(v1, keep_prefix, NULL, &pfx);
     if (np < 0) {
-        msg(err, err_n, "%s: %s", v1, strerror(errno));
+        msg(err, err_n, "%s/" FORMAT_DIR ": %s", dir, strerror(errno));
+        close(v1);
         return -1;
     }
     for (int i = 0; i < np; i++) {
-        char pdir[4096];
-        if (path_fmt(pdir, sizeof pdir, "%s/%s", v1, pfx[i])) continue;
+        int pfd = open_dir_at(v1, pfx[i], 0, 0);
+        if (pfd < 0) {
+            /* a symlink (or file) planted as a prefix dir: remove the link only */
+            if (not_a_dir(errno) && unlinkat(v1, pfx[i], 0) != 0 && errno != ENOENT &&
+                !failed) {
+                msg(err, err_n, "removing %s/" FORMAT_DIR "/%s: %s", dir, pfx[i],
+                    strerror(errno));
+                failed = 1;
+            }
+            continue;
+        }
         char **keys;
-        int nk = list_dir(pdir, keep_key, pfx[i], &keys);
+        int nk = list_dir_at(pfd, keep_key, pfx[i], &keys);
         if (nk < 0) {
-            if (!failed) msg(err, err_n, "%s: %s", pdir, strerror(errno));
+            if (!failed) msg(err, err_n, "%s/" FORMAT_DIR "/%s: %s", dir, pfx[i], strerror(errno));
             failed = 1;
+            close(pfd);
             continue;
         }
         for (int k = 0; k < nk; k++) {
-            char path[4096];
-            if (path_fmt(path, sizeof path, "%s/%s", pdir, keys[k])) continue;
             struct stat st;
-            if (lstat(path, &st) != 0) continue; /* gone meanwhile */
+            if (fstatat(pfd, keys[k], &st, AT_SYMLINK_NOFOLLOW) != 0) continue; /* gone */
             /* moved aside first, so a concurrent reader sees the whole entry or none */
-            if (discard_entry(v1, path, keys[k], NULL) < 0) {
-                if (!failed) msg(err, err_n, "removing %s: %s", path, strerror(errno));
+            if (discard_at(v1, pfd, keys[k], NULL) < 0) {
+                if (!failed)
+                    msg(err, err_n, "removing %s/" FORMAT_DIR "/%s/%s: %s", dir, pfx[i], keys[k],
+                        strerror(errno));
                 failed = 1;
             } else {
                 count++;
             }
         }
         free_names(keys, nk);
-        rmdir(pdir); /* only if empty; a concurrent store recreates it */
+        close(pfd);
+        unlinkat(v1, pfx[i], AT_REMOVEDIR); /* only if empty; a concurrent store recreates it */
     }
     free_names(pfx, np);
     /* Temporaries of crashed writers and trash of interrupted removals. (A store running at
      * this very moment loses its temporary and fails cleanly.) */
     char **scratch;
-    int ns = list_dir(v1, keep_scratch, NULL, &scratch);
+    int ns = list_dir_at(v1, keep_scratch, NULL, &scratch);
     if (ns < 0) {
-        if (!failed) msg(err, err_n, "%s: %s", v1, strerror(errno));
+        if (!failed) msg(err, err_n, "%s/" FORMAT_DIR ": %s", dir, strerror(errno));
         failed = 1;
         ns = 0;
     }
     for (int i = 0; i < ns; i++) {
-        char path[4096];
-        if (path_fmt(path, sizeof path, "%s/%s", v1, scratch[i])) continue;
-        if (rm_tree(path) != 0) {
-            if (!failed) msg(err, err_n, "removing %s: %s", path, strerror(errno));
+        if (rm_tree_at(v1, scratch[i], 0) != 0) {
+            if (!failed)
+                msg(err, err_n, "removing %s/" FORMAT_DIR "/%s: %s", dir, scratch[i],
+                    strerror(errno));
             failed = 1;
         }
     }
     free_names(scratch, ns);
+    close(v1);
     return failed ? -1 : count;
 }
 
@@ -815,5 +1076,6 @@ int cache_default_dir(char *out, size_t n) {
     else
         r = -1;
     if (r) out[0] = '\0';
+    if (r && v) return -2; /* formed, but too long */
     return r ? -1 : 0;
 }

@@ -4,7 +4,8 @@
  *   source.cu, kernel.ptx, kernel.cubin, log.txt and manifest.txt (written last; readable
  *   "name = value" lines: "format = 1", "key = <key>", the caller's manifest_extra lines
  *   verbatim, then one "file <name> <size> <xxh3-64 hex>" line per data file).
- * Writes go to a temporary directory <dir>/v1/tmp.XXXXXX and are published with rename(2),
+ * The directory is made 0700 (with its missing parents); see cache_check_dir for what is
+ * trusted. Writes go to a temporary directory <dir>/v1/tmp.XXXXXX and are published with rename(2),
  * which is atomic within one filesystem; a reader verifies sizes and checksums before use. A
  * bad entry is moved aside atomically (renamed to <dir>/v1/trash.XXXXXX, then deleted) and
  * rebuilt by the caller. */
@@ -70,8 +71,25 @@ int cache_clear(const char *dir, char *err, size_t err_n);
 
 /* Default cache dir: $NVFP4JIT_CACHE_DIR, else $XDG_CACHE_HOME/nvfp4jit, else
  * $HOME/.cache/nvfp4jit. Empty values count as unset; a relative XDG_CACHE_HOME is ignored
- * (the XDG spec calls it invalid). @return 0, -1 if none can be formed or it does not fit in n
- * (out is "" then). */
+ * (the XDG spec calls it invalid). @return 0, -1 if none can be formed, -2 if it does not fit
+ * in n (out is "" on both). */
 int cache_default_dir(char *out, size_t n);
+
+/* Trust model (README "Trust and limits"), like ssh's StrictModes and git's safe.directory.
+ * The cache directory itself may be a symlink (the user named it); below it nothing is
+ * followed: every component is opened relative to its parent's fd with O_NOFOLLOW, files
+ * O_NONBLOCK and fstat'ed before a byte is read, and a cubin must be a CUDA ELF for the
+ * entry's SM before it counts. */
+typedef enum cache_trust {
+    CACHE_TRUSTED = 0,   /* ours, and only we can write it (or it does not exist yet) */
+    CACHE_READ_ONLY = 1, /* another user's, writable only by them: lookups only */
+    CACHE_UNTRUSTED = 2  /* writable by others (group/world without the sticky bit), or not a
+                            directory: not used at all */
+} cache_trust;
+
+/* What may be done with dir; why says why not (empty for CACHE_TRUSTED). Lookups, stores,
+ * foreach and clear check the same on every call (foreach reads any directory: it only
+ * reports). */
+cache_trust cache_check_dir(const char *dir, char *why, size_t why_n);
 
 #endif

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 #define XXH_INLINE_ALL
@@ -70,20 +72,50 @@ int nj_buf_set(nj_buf *b, const void *p, size_t n) {
     return 0;
 }
 
-int nj_read_file(const char *path, nj_buf *out) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
+int nj_read_fd(int fd, nj_buf *out, size_t max) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return -1;
+    if (S_ISDIR(st.st_mode)) { errno = EISDIR; return -1; }
+    if (!S_ISREG(st.st_mode)) { errno = ENODEV; return -1; }
+    if ((uint64_t)st.st_size > (uint64_t)max) { errno = EFBIG; return -1; }
+    size_t old = out->len;
     out->len = 0;
+    if (nj_buf_append(out, "", 0)) { out->len = old; errno = ENOMEM; return -1; }
     char tmp[65536];
-    size_t n;
-    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) {
-        if (nj_buf_append(out, tmp, n)) { fclose(f); errno = ENOMEM; return -1; }
+    for (;;) {
+        ssize_t n = read(fd, tmp, sizeof tmp);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        if (n == 0) return 0;
+        /* it may grow after the fstat */
+        if ((size_t)n > max - out->len) { errno = EFBIG; return -1; }
+        if (nj_buf_append(out, tmp, (size_t)n)) { errno = ENOMEM; return -1; }
     }
-    int err = ferror(f);
-    fclose(f);
-    if (err) { errno = EIO; return -1; }
-    if (!out->data && nj_buf_append(out, "", 0)) { errno = ENOMEM; return -1; }
-    return 0;
+}
+
+int nj_read_file_max(const char *path, nj_buf *out, size_t max) {
+    /* NOTE: open(2) of a FIFO blocks until a writer comes unless O_NONBLOCK is given; with it,
+     * the open returns at once and the fstat refuses it before any read. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int r = nj_read_fd(fd, out, max);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return r;
+}
+
+int nj_read_file(const char *path, nj_buf *out) {
+    return nj_read_file_max(path, out, NJ_FILE_MAX);
+}
+
+const char *nj_file_strerror(int e) {
+    if (e == ENODEV) return "not a regular file";
+    if (e == EISDIR) return "is a directory";
+    if (e == EFBIG) return "larger than the size limit";
+    return strerror(e);
 }
 
 int nj_mkdirs(const char *path, int mode) {

@@ -31,8 +31,17 @@ int nj_buf_vprintf(nj_buf *b, const char *fmt, va_list ap);
 int nj_buf_set(nj_buf *b, const void *p, size_t n); /* replace contents */
 
 /* ---- file helpers ---- */
-/* Read a whole file. @return 0, or -1 with errno set. */
+/* Files are untrusted (STYLE.md): a path is opened O_NONBLOCK (a FIFO cannot block the open),
+ * fstat'ed, and refused unless it is a regular file of at most max bytes, before a byte is
+ * read. @return 0, or -1 with errno: EISDIR (a directory), ENODEV (a FIFO, socket or device),
+ * EFBIG (larger than max, also when it grows while being read), else open/read's errno.
+ * nj_file_strerror words these ("not a regular file"). out's old contents are replaced. */
+#define NJ_FILE_MAX ((size_t)64 << 20) /* nj_read_file's cap: 64 MiB */
 int nj_read_file(const char *path, nj_buf *out);
+int nj_read_file_max(const char *path, nj_buf *out, size_t max);
+/* The same for an open descriptor (it should have been opened O_NONBLOCK). */
+int nj_read_fd(int fd, nj_buf *out, size_t max);
+const char *nj_file_strerror(int e);
 /* mkdir -p. @return 0 or -1 with errno set. */
 int nj_mkdirs(const char *path, int mode);
 
@@ -45,9 +54,9 @@ struct nvfp4jit_ctx {
     char *warn; /* last warning, NJ_MSG_CAP bytes */
     char cache_dir[4096];
     int disk_cache; /* 1 = use the disk cache */
+    int cache_read_only; /* the cache directory is another user's: lookups only */
     int verbose;
     struct nvfp4jit_kernel *kernels; /* singly linked list of compiled kernels (in-memory map) */
-    void *lua;                 /* lua_State* for template rendering */
     /* device state (filled on first launch) */
     int cu_ready;
     int device_cc;

@@ -64,6 +64,15 @@ int nvrtc_key_text(const char *arch, nj_buf *out) {
     return rc;
 }
 
+/* The decimal number at q (digits only), saturated at INT_MAX: the log may come from the
+ * cache directory, and atoi's overflow is undefined. */
+static int log_num(const char *q) {
+    long long v = 0;
+    for (; *q >= '0' && *q <= '9'; q++)
+        if ((v = v * 10 + (*q - '0')) > 0x7fffffff) return 0x7fffffff;
+    return (int)v;
+}
+
 static int num_before(const char *log, const char *suffix, int *val) {
     /* find the first "<number> <suffix>" and return the number (the suffix can also stand
      * in other text, e.g. ptxas' C7513 "... defining input registers of a wgmma") */
@@ -73,7 +82,7 @@ static int num_before(const char *log, const char *suffix, int *val) {
         const char *e = q;
         while (q > log && q[-1] >= '0' && q[-1] <= '9') q--;
         if (q == e) continue;
-        *val = atoi(q);
+        *val = log_num(q);
         return 1;
     }
     return 0;
@@ -97,7 +106,7 @@ void nvrtc_parse_resources(const char *log, nvfp4jit_resources *res) {
             const char *q = s;
             while (q > u && q[-1] == ' ') q--;
             while (q > u && q[-1] >= '0' && q[-1] <= '9') q--;
-            res->shared_static_bytes = atoi(q);
+            res->shared_static_bytes = log_num(q);
         }
     }
 }

@@ -99,6 +99,12 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_ar
     } else {
         NJ_FORWARD_IF_ERROR(heur_choose(ctx, arch, groups, num_groups, &v, &choice));
     }
+    char why[256] = "";
+    if (f->fits && !f->fits(&v, groups, num_groups, why, sizeof why)) {
+        char name[96];
+        nvfp4jit_variant_format(&v, name, sizeof name);
+        return nj_fail(ctx, NVFP4JIT_ERR_INVALID_PROBLEM, "variant %s: %s", name, why);
+    }
     nvfp4jit_kernel *k = NULL;
     NJ_FORWARD_IF_ERROR(nvfp4jit_compile(ctx, &v, &k));
     nvfp4jit_plan *p = calloc(1, sizeof *p);

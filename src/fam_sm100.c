@@ -176,5 +176,5 @@ static nvfp4jit_status sm100_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
 const family fam_sm100a = {
     NVFP4JIT_ARCH_SM100A, "sm_100a", "sm100a_grouped.cu", sm100_check, sm100_threads,
     sm100_dyn_smem, sm100_params, sm100_enumerate, sm100_blob_size, NULL, sm100_blob_fill,
-    tmem_cols,
+    tmem_cols, NULL,
 };

@@ -32,6 +32,10 @@ static int sf_blocks(int rows) {
     return (rows + 127) / 128 + 1; /* a tile can straddle two 128-row scale blocks */
 }
 
+/* act16's prep kernel: one thread per 16 token values, a 1-D grid of 256-thread CTAs whose
+ * item count is an int (act16_blob_fill) */
+#define ACT16_MAX_ITEMS (0x7fffffffLL - 255)
+
 /* act16 and act16p (the same kernel; act16p launches a persistent grid) */
 static int is_act16(const nvfp4jit_variant *v) {
     return v->strategy == NVFP4JIT_STRATEGY_ACT16 || v->strategy == NVFP4JIT_STRATEGY_ACT16P;
@@ -285,7 +289,7 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
         }
         items += g[i].m * (g[i].k / 16);
         wsp += (uint64_t)g[i].m * (uint64_t)g[i].k * 2;
-        NJ_RETURN_IF(ctx, items > 0x7fffffff - 255, NVFP4JIT_ERR_INVALID_PROBLEM,
+        NJ_RETURN_IF(ctx, items > ACT16_MAX_ITEMS, NVFP4JIT_ERR_INVALID_PROBLEM,
                      "problem set has more than 2^31 token values / 16 (act16 prep grid)");
     }
     uint64_t hdr_off[3] = {mo, to, 64};
@@ -313,6 +317,22 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
     launch->prep_ctas = (unsigned)((items + 255) / 256);
     launch->prep_threads = 256;
     return NVFP4JIT_OK;
+}
+
+static int sm90_fits(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n, char *why,
+                     size_t why_n) {
+    if (!is_act16(v)) return 1;
+    /* M, K <= 2^24 and n <= 2^20 (nvfp4jit_problem_check_shapes): no int64 overflow */
+    int64_t items = 0;
+    for (size_t i = 0; i < n; i++) {
+        items += g[i].m * (g[i].k / 16);
+        if (items > ACT16_MAX_ITEMS) {
+            snprintf(why, why_n, "act16 handles at most %lld blocks of 16 token values (sum of "
+                     "M*K/16); this set exceeds that by group %zu", ACT16_MAX_ITEMS, i);
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* ---- the MoE entry (src/moe.c): one constant blob per plan ----
@@ -414,5 +434,5 @@ static nvfp4jit_status sm90_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
 const family fam_sm90a = {
     NVFP4JIT_ARCH_SM90A, "sm_90a", "sm90a_grouped.cu", sm90_check, sm90_threads,
     sm90_dyn_smem, sm90_params, sm90_enumerate, sm90_blob_size, sm90_workspace_size,
-    sm90_blob_fill, NULL,
+    sm90_blob_fill, NULL, sm90_fits,
 };

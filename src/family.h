@@ -60,6 +60,11 @@ typedef struct family {
     /* Tensor-memory columns one CTA allocates (tcgen05.alloc), or NULL where the arch has
      * no tensor memory. The heuristic's occupancy model reads it. */
     int (*tmem_cols)(const nvfp4jit_variant *v);
+    /* Limits of a variant that depend on the problem set (NULL: none), checked at plan time
+     * so that a forced or tuned variant the set exceeds is refused before anything is
+     * compiled or allocated. @return 1 if the set fits, else 0 with the reason in why. */
+    int (*fits)(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n, char *why,
+                size_t why_n);
 } family;
 
 /* The MoE entry of the sm_90a act16/act16p kernels (fam_sm90.c; layout there). */

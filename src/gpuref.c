@@ -89,7 +89,7 @@ nvfp4jit_status gpuref_get(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, nj_gpuref **ou
     tmpl_param p[] = {{"ARCH", 1, 0, an},
                       {"KERNEL_NAME", 1, 0, NJ_GPUREF_KERNEL_NAME},
                       {"TILE", 0, NJ_GPUREF_TILE, NULL}};
-    nvfp4jit_status s = tmpl_render(ctx, ctx->lua, NJ_GPUREF_TEMPLATE, p, 3, &g->source);
+    nvfp4jit_status s = tmpl_render(ctx, NJ_GPUREF_TEMPLATE, p, 3, &g->source);
     if (s != NVFP4JIT_OK) {
         ref_free(g);
         return s;

@@ -52,14 +52,25 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_ctx_create(const nvfp4jit_ctx_options *opt
                            sizeof c->cache_dir - 128);
         }
         snprintf(c->cache_dir, sizeof c->cache_dir, "%s", opts->cache_dir);
-    } else if (cache_default_dir(c->cache_dir, sizeof c->cache_dir - 128) != 0) {
-        c->cache_dir[0] = '\0';
-        c->disk_cache = 0; /* no HOME and no override: memory only */
+    } else {
+        int r = cache_default_dir(c->cache_dir, sizeof c->cache_dir - 128);
+        if (r == -2) { /* silently going without the disk cache would hide a typo */
+            nvfp4jit_ctx_destroy(c);
+            return nj_fail(NULL, NVFP4JIT_ERR_INVALID_ARG,
+                           "the cache directory from NVFP4JIT_CACHE_DIR (or XDG_CACHE_HOME or "
+                           "HOME) is longer than %zu bytes", sizeof c->cache_dir - 129);
+        }
+        if (r != 0) {
+            c->cache_dir[0] = '\0';
+            c->disk_cache = 0; /* no HOME and no override: memory only */
+        }
     }
-    c->lua = tmpl_state_new();
-    if (!c->lua) {
-        nvfp4jit_ctx_destroy(c);
-        return nj_fail(NULL, NVFP4JIT_ERR_TEMPLATE, "cannot create the Lua state");
+    if (c->disk_cache) {
+        char why[1024];
+        cache_trust t = cache_check_dir(c->cache_dir, why, sizeof why);
+        if (t != CACHE_TRUSTED) nj_warn(c, "%s", why);
+        if (t == CACHE_UNTRUSTED) c->disk_cache = 0;
+        c->cache_read_only = t == CACHE_READ_ONLY;
     }
     *out = c;
     return NVFP4JIT_OK;
@@ -76,7 +87,6 @@ NVFP4JIT_API void nvfp4jit_ctx_destroy(nvfp4jit_ctx *ctx) {
         k = n;
     }
     gpuref_free(ctx);
-    tmpl_state_free(ctx->lua);
     free(ctx->msg);
     free(ctx->warn);
     free(ctx);
@@ -117,6 +127,11 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_variant_check(nvfp4jit_ctx *ctx,
 }
 
 NVFP4JIT_API int nvfp4jit_variant_format(const nvfp4jit_variant *v, char *buf, size_t n) {
+    char dummy[1];
+    if (!buf) { /* measuring only: snprintf must not see a NULL buffer with n > 0 */
+        buf = dummy;
+        n = 0;
+    }
     if (!v) return snprintf(buf, n, "(null)");
     const char *a = v->arch == NVFP4JIT_ARCH_SM90A    ? "sm90a"
                     : v->arch == NVFP4JIT_ARCH_SM100A ? "sm100a"
@@ -129,29 +144,46 @@ NVFP4JIT_API int nvfp4jit_variant_format(const nvfp4jit_variant *v, char *buf, s
                                                               : "");
 }
 
+/* One number of a variant name: decimal digits only (no sign, blank or leading zero), at most
+ * NVFP4JIT_VARIANT_MAX_PARAM. @return the position after it, or NULL. */
+static const char *parse_param(const char *s, int *out) {
+    if (*s < '1' || *s > '9') return NULL;
+    long v = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        v = v * 10 + (*s - '0');
+        if (v > NVFP4JIT_VARIANT_MAX_PARAM) return NULL;
+    }
+    *out = (int)v;
+    return s;
+}
+
+static const char *skip_lit(const char *s, const char *lit) {
+    size_t n = strlen(lit);
+    return strncmp(s, lit, n) ? NULL : s + n;
+}
+
 NVFP4JIT_API nvfp4jit_status nvfp4jit_variant_parse(const char *s, nvfp4jit_variant *out) {
     if (!s || !out) return NVFP4JIT_ERR_INVALID_ARG;
     nvfp4jit_variant v;
     memset(&v, 0, sizeof v);
-    char arch[16];
-    int bm, bn, bk, st, used = 0;
-    if (sscanf(s, "%15[a-z0-9]:%dx%dx%d:s%d%n", arch, &bm, &bn, &bk, &st, &used) != 5)
-        return NVFP4JIT_ERR_INVALID_ARG;
-    if (!strcmp(arch, "sm90a")) v.arch = NVFP4JIT_ARCH_SM90A;
-    else if (!strcmp(arch, "sm100a")) v.arch = NVFP4JIT_ARCH_SM100A;
+    const char *p;
+    if ((p = skip_lit(s, "sm90a:"))) v.arch = NVFP4JIT_ARCH_SM90A;
+    else if ((p = skip_lit(s, "sm100a:"))) v.arch = NVFP4JIT_ARCH_SM100A;
     else return NVFP4JIT_ERR_INVALID_ARG;
-    const char *rest = s + used;
-    if (!strncmp(rest, ":swap", 5)) {
+    /* strict: the exact form nvfp4jit_variant_format writes, every number range-checked */
+    if (!(p = parse_param(p, &v.block_m)) || !(p = skip_lit(p, "x")) ||
+        !(p = parse_param(p, &v.block_n)) || !(p = skip_lit(p, "x")) ||
+        !(p = parse_param(p, &v.block_k)) || !(p = skip_lit(p, ":s")) ||
+        !(p = parse_param(p, &v.stages)))
+        return NVFP4JIT_ERR_INVALID_ARG;
+    const char *q;
+    if ((q = skip_lit(p, ":swap"))) {
         v.swap_ab = 1;
-        rest += 5;
+        p = q;
     }
-    if (!strcmp(rest, ":act16")) v.strategy = NVFP4JIT_STRATEGY_ACT16;
-    else if (!strcmp(rest, ":act16p")) v.strategy = NVFP4JIT_STRATEGY_ACT16P;
-    else if (*rest) return NVFP4JIT_ERR_INVALID_ARG;
-    v.block_m = bm;
-    v.block_n = bn;
-    v.block_k = bk;
-    v.stages = st;
+    if (!strcmp(p, ":act16")) v.strategy = NVFP4JIT_STRATEGY_ACT16;
+    else if (!strcmp(p, ":act16p")) v.strategy = NVFP4JIT_STRATEGY_ACT16P;
+    else if (*p) return NVFP4JIT_ERR_INVALID_ARG;
     *out = v;
     return NVFP4JIT_OK;
 }
@@ -186,8 +218,8 @@ static nvfp4jit_status check_groups(nvfp4jit_ctx *ctx, const nvfp4jit_group *g, 
                                     int pointers) {
     NJ_RETURN_IF(ctx, !g && n, NVFP4JIT_ERR_INVALID_ARG, "groups is NULL");
     NJ_RETURN_IF(ctx, n == 0, NVFP4JIT_ERR_INVALID_PROBLEM, "problem set has no groups");
-    NJ_RETURN_IF(ctx, n > (1u << 20), NVFP4JIT_ERR_INVALID_PROBLEM,
-                 "problem set has %zu groups (at most %u)", n, 1u << 20);
+    NJ_RETURN_IF(ctx, n > NVFP4JIT_MAX_GROUPS, NVFP4JIT_ERR_INVALID_PROBLEM,
+                 "problem set has %zu groups (at most %u)", n, NVFP4JIT_MAX_GROUPS);
     for (size_t i = 0; i < n; i++) {
         const nvfp4jit_group *p = &g[i];
         NJ_RETURN_IF(ctx, p->m < 0, NVFP4JIT_ERR_INVALID_PROBLEM, "group %zu: M=%lld is negative",
@@ -197,7 +229,8 @@ static nvfp4jit_status check_groups(nvfp4jit_ctx *ctx, const nvfp4jit_group *g, 
         NJ_RETURN_IF(ctx, p->k < 64 || p->k % 64, NVFP4JIT_ERR_INVALID_PROBLEM,
                      "group %zu: K=%lld is not a multiple of 64 (>= 64)", i, (long long)p->k);
         /* sizes must fit the kernels' 32-bit indexing and TMA's dimension limits */
-        NJ_RETURN_IF(ctx, p->m > (1 << 24) || p->n > (1 << 24) || p->k > (1 << 24),
+        NJ_RETURN_IF(ctx, p->m > NVFP4JIT_MAX_DIM || p->n > NVFP4JIT_MAX_DIM ||
+                              p->k > NVFP4JIT_MAX_DIM,
                      NVFP4JIT_ERR_INVALID_PROBLEM,
                      "group %zu: %lldx%lldx%lld exceeds 2^24 in some dimension", i,
                      (long long)p->m, (long long)p->n, (long long)p->k);
@@ -245,7 +278,7 @@ nvfp4jit_status nj_render(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, nj_buf *
     p[n++] = (tmpl_param){"DYN_SMEM", 0, (long long)f->dyn_smem(v), NULL};
     p[n++] = (tmpl_param){"KERNEL_NAME", 1, 0, NJ_KERNEL_NAME};
     if (f->params) n += f->params(v, p + n, (int)(sizeof p / sizeof p[0]) - n);
-    return tmpl_render(ctx, ctx->lua, f->template_name, p, n, out);
+    return tmpl_render(ctx, f->template_name, p, n, out);
 }
 
 static void kernel_free(nvfp4jit_kernel *k) {
@@ -438,7 +471,7 @@ int nj_cache_fetch(nvfp4jit_ctx *ctx, const char *key, const char *what, nj_arti
 
 void nj_cache_put(nvfp4jit_ctx *ctx, const char *key, const char *what, const nj_artifacts *a,
                   const nj_buf *manifest) {
-    if (!ctx->disk_cache) return;
+    if (!ctx->disk_cache || ctx->cache_read_only) return;
     cache_entry e; /* borrows the buffers for the store */
     cache_entry_init(&e);
     e.source = *a->source;

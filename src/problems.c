@@ -4,7 +4,10 @@
 #endif
 #include "problems.h"
 
+#include "common.h"
+
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,7 +139,7 @@ int prob_parse_groups(const char *s, const char *name, prob_set *out, char *err,
         if (prob_parse_shape(t, len, &sh, why, sizeof why)) {
             char q[64];
             quote_token(t, len, q, sizeof q);
-            set_err(err, err_n, "token %zu '%s': %s", tokno, q, why);
+            set_err(err, err_n, "group %zu '%s': %s", tokno - 1, q, why);
             prob_set_free(out);
             return -1;
         }
@@ -151,10 +154,36 @@ int prob_parse_groups(const char *s, const char *name, prob_set *out, char *err,
     return 0;
 }
 
+/* Set names seen so far: open addressing over indices into f->sets (SIZE_MAX = empty), kept
+ * at most half full, so the duplicate check is O(1) per set instead of a scan of all sets. */
+typedef struct name_index {
+    size_t *slot;
+    size_t cap; /* a power of two, or 0 */
+} name_index;
+
+static size_t *name_slot(const name_index *ix, const prob_file *f, const char *name) {
+    size_t mask = ix->cap - 1, i = (size_t)nj_hash64(name, strlen(name)) & mask;
+    while (ix->slot[i] != SIZE_MAX && strcmp(f->sets[ix->slot[i]].name, name)) i = (i + 1) & mask;
+    return &ix->slot[i];
+}
+
+/* Make room for one more name. @return 0, -1 out of memory. */
+static int name_index_grow(name_index *ix, const prob_file *f) {
+    if (ix->cap && (f->count + 1) * 2 <= ix->cap) return 0;
+    name_index n = {NULL, ix->cap ? ix->cap * 2 : 64};
+    n.slot = malloc(n.cap * sizeof *n.slot);
+    if (!n.slot) return -1;
+    for (size_t i = 0; i < n.cap; i++) n.slot[i] = SIZE_MAX;
+    for (size_t i = 0; i < f->count; i++) *name_slot(&n, f, f->sets[i].name) = i;
+    free(ix->slot);
+    *ix = n;
+    return 0;
+}
+
 /* Parse one line (without its newline). @return 0 (a set was added or the line was empty),
  * -1 on error. */
 static int parse_line(const char *line, size_t len, int lineno, const char *fname,
-                      prob_file *f, size_t *fcap, char *err, size_t err_n) {
+                      prob_file *f, size_t *fcap, name_index *ix, char *err, size_t err_n) {
     const char *hash = memchr(line, '#', len);
     if (hash) len = (size_t)(hash - line);
     size_t i = 0, tokno = 0;
@@ -192,7 +221,7 @@ static int parse_line(const char *line, size_t len, int lineno, const char *fnam
         prob_shape sh;
         char why[160];
         if (prob_parse_shape(tok, tl, &sh, why, sizeof why)) {
-            set_err(err, err_n, "%s:%d: token %zu '%s': %s", fname, lineno, tokno, q, why);
+            set_err(err, err_n, "%s:%d: group %zu '%s': %s", fname, lineno, tokno - 2, q, why);
             prob_set_free(&set);
             return -1;
         }
@@ -208,10 +237,15 @@ static int parse_line(const char *line, size_t len, int lineno, const char *fnam
                 lineno, set.name);
         return -1;
     }
-    const prob_set *dup = prob_find(f, set.name);
-    if (dup) {
+    if (name_index_grow(ix, f)) {
+        set_err(err, err_n, "out of memory");
+        prob_set_free(&set);
+        return -1;
+    }
+    size_t *slot = name_slot(ix, f, set.name);
+    if (*slot != SIZE_MAX) {
         set_err(err, err_n, "%s:%d: duplicate set name '%s' (first on line %d)", fname, lineno,
-                set.name, dup->line);
+                set.name, f->sets[*slot].line);
         prob_set_free(&set);
         return -1;
     }
@@ -226,6 +260,7 @@ static int parse_line(const char *line, size_t len, int lineno, const char *fnam
         f->sets = s;
         *fcap = nc;
     }
+    *slot = f->count;
     f->sets[f->count++] = set;
     return 0;
 }
@@ -235,6 +270,7 @@ int prob_parse_text(const char *text, size_t len, const char *filename, prob_fil
     memset(out, 0, sizeof *out);
     if (!filename) filename = "<problems>";
     size_t fcap = 0, pos = 0;
+    name_index ix = {NULL, 0};
     int lineno = 0;
     while (pos < len) {
         const char *nl = memchr(text + pos, '\n', len - pos);
@@ -242,53 +278,42 @@ int prob_parse_text(const char *text, size_t len, const char *filename, prob_fil
         lineno++;
         if (memchr(text + pos, '\0', ll)) {
             set_err(err, err_n, "%s:%d: NUL byte in the line", filename, lineno);
+            free(ix.slot);
             prob_file_free(out);
             return -1;
         }
-        if (parse_line(text + pos, ll, lineno, filename, out, &fcap, err, err_n)) {
+        if (parse_line(text + pos, ll, lineno, filename, out, &fcap, &ix, err, err_n)) {
+            free(ix.slot);
             prob_file_free(out);
             return -1;
         }
         pos += ll + (nl ? 1 : 0);
     }
+    free(ix.slot);
     return 0;
 }
 
 int prob_load_file(const char *path, prob_file *out, char *err, size_t err_n) {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        set_err(err, err_n, "cannot open problems file '%s': %s", path, strerror(errno));
+    if (!path || !*path || strlen(path) >= PATH_MAX) {
+        /* never shorten a path: a shortened one names another file */
+        set_err(err, err_n, "problems file path is empty or longer than %d bytes", PATH_MAX - 1);
         return -1;
     }
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (cap - len < 4096) {
-            size_t nc = cap ? cap * 2 : 16384;
-            char *nb = realloc(buf, nc);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                set_err(err, err_n, "out of memory reading '%s'", path);
-                return -1;
-            }
-            buf = nb;
-            cap = nc;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0) break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        set_err(err, err_n, "error reading problems file '%s'", path);
+    nj_buf b;
+    nj_buf_init(&b);
+    if (nj_read_file_max(path, &b, PROB_FILE_MAX) != 0) {
+        int e = errno;
+        nj_buf_free(&b);
+        if (e == EFBIG)
+            set_err(err, err_n, "problems file '%s' is larger than %zu bytes", path,
+                    (size_t)PROB_FILE_MAX);
+        else
+            set_err(err, err_n, "cannot read problems file '%s': %s", path, nj_file_strerror(e));
         return -1;
     }
-    int r = prob_parse_text(buf ? buf : "", len, path, out, err, err_n);
-    free(buf);
+    int r = prob_parse_text(b.data ? b.data : "", b.len, path, out, err, err_n);
+    nj_buf_free(&b);
     return r;
 }
 

@@ -15,6 +15,8 @@
 /* Largest accepted M, N or K (cuBLAS and launch geometry take int). */
 #define PROB_MAX_DIM 2147483647LL
 #define PROB_NAME_MAX 128
+/* Largest problems file read (bytes); a larger one is an error, not a slow death. */
+#define PROB_FILE_MAX ((size_t)16 << 20)
 
 typedef struct prob_shape {
     int64_t m, n, k;
@@ -38,18 +40,21 @@ typedef struct prob_file {
 int prob_parse_shape(const char *tok, size_t len, prob_shape *out, char *err, size_t err_n);
 
 /* Parse a --groups string "MxNxK,MxNxK,..." into a set named `name` (NULL: "groups").
- * @return 0, or -1 with e.g. "token 3 '12x4096': expected MxNxK" in err (tokens counted from
- * 1). The set is empty (and needs no free) on error. */
+ * @return 0, or -1 with e.g. "group 2 '12x4096': expected MxNxK" in err. Groups are numbered
+ * from 0, as in the library's messages ("group 2: K=100 ..."). The set is empty (and needs no
+ * free) on error. */
 int prob_parse_groups(const char *s, const char *name, prob_set *out, char *err, size_t err_n);
 
 /* Parse the text of a problems file. `filename` is only used in messages
- * ("gpumode.txt:5: token 3 '12x4096': expected MxNxK"; tokens counted from 1 with the set's
- * name as token 1). Duplicate set names and sets without groups are errors.
+ * ("gpumode.txt:5: group 1 '12x4096': expected MxNxK"; groups numbered from 0 after the set's
+ * name, as in the library's messages). Duplicate set names and sets without groups are errors.
  * @return 0, or -1 with the message in err (out is then empty). */
 int prob_parse_text(const char *text, size_t len, const char *filename, prob_file *out,
                     char *err, size_t err_n);
 
-/* Read and parse a problems file. @return 0, or -1 with the message in err. */
+/* Read and parse a problems file: a regular file of at most PROB_FILE_MAX bytes (opened
+ * O_NONBLOCK, so a FIFO or /dev/zero is refused at once), path shorter than PATH_MAX.
+ * @return 0, or -1 with the message in err. */
 int prob_load_file(const char *path, prob_file *out, char *err, size_t err_n);
 
 /* @return the set called name, or NULL. */

@@ -5,6 +5,7 @@
  * error positions ("templates/x.cu:12:") point into the template. */
 #include "template.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,11 +15,26 @@
 #include <lualib.h>
 
 #define TMPL_MAX_DEPTH 8
-/* A render may run at most this many Lua instructions (in units of TMPL_HOOK_EVERY): a
- * template that loops forever fails instead of hanging the caller. */
-#define TMPL_HOOK_EVERY 10000
-#define TMPL_MAX_TICKS 20000 /* 2e8 instructions */
+/* Bounds of one render (README "Trust and limits"). The shipped templates use about 2000
+ * instructions and under 100 KiB of Lua heap (measured 2026-12-03), 1/10000 of the limits. A render may run at most TMPL_MAX_TICKS * TMPL_HOOK_EVERY Lua instructions (the
+ * limit is sticky: once hit, every further instruction fails, so no handler can resume), the
+ * Lua heap is capped through the allocator, and so is the rendered text. */
+#define TMPL_HOOK_EVERY 1000
+#define TMPL_MAX_TICKS 20000                      /* 2e7 instructions, ~0.1-0.2 s */
+#define TMPL_MEM_MAX ((size_t)64 << 20)           /* Lua heap of one render */
+#define TMPL_OUT_MAX ((size_t)16 << 20)           /* rendered text of one render */
 #define TMPL_OUT_KEY "nvfp4jit.out"
+#define TMPL_FILE_MAX ((size_t)1 << 20) /* a template override larger than 1 MiB is refused */
+
+/* Per-render state, reached through lua_getallocf's user data. */
+typedef struct tmpl_run {
+    size_t mem, mem_max;
+    long ticks;
+    int limit_hit;
+    int oom; /* a (nested) render ran out of memory */
+    nj_buf *out;
+    size_t out_start;
+} tmpl_run;
 
 /* Append s[0..n) to b as a Lua string literal. */
 static int put_lua_string(nj_buf *b, const char *s, size_t n) {
@@ -100,12 +116,17 @@ int tmpl_find(const char *name, const char **text, size_t *len, nj_buf *scratch)
     const char *dir = getenv("NVFP4JIT_TEMPLATE_DIR");
     if (dir && *dir) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, name);
-        if (nj_read_file(path, scratch) == 0) {
+        int w = snprintf(path, sizeof path, "%s/%s", dir, name);
+        if (w < 0 || (size_t)w >= sizeof path) { errno = ENAMETOOLONG; return -2; }
+        if (nj_read_file_max(path, scratch, TMPL_FILE_MAX) == 0) {
             *text = scratch->data;
             *len = scratch->len;
             return 0;
         }
+        /* Only "there is no such file" falls back to the embedded template: an override
+         * that is there but cannot be read (a FIFO, a directory, EACCES, too big) is an
+         * error, or a developer would test the embedded template without knowing. */
+        if (errno != ENOENT) return -2;
     }
     for (size_t i = 0; i < tmpl_embedded_count; i++) {
         if (strcmp(tmpl_embedded[i].name, name) == 0) {
@@ -117,20 +138,22 @@ int tmpl_find(const char *name, const char **text, size_t *len, nj_buf *scratch)
     return -1;
 }
 
-static nj_buf *out_buf(lua_State *L) {
-    lua_getfield(L, LUA_REGISTRYINDEX, TMPL_OUT_KEY);
-    nj_buf *b = (nj_buf *)lua_touserdata(L, -1);
-    lua_pop(L, 1);
-    return b;
+static tmpl_run *run_of(lua_State *L) {
+    void *ud = NULL;
+    lua_getallocf(L, &ud);
+    return (tmpl_run *)ud;
 }
 
 static int l_emit(lua_State *L) {
-    nj_buf *b = out_buf(L);
+    tmpl_run *r = run_of(L);
+    nj_buf *b = r->out;
     int n = lua_gettop(L);
     for (int i = 1; i <= n; i++) {
         size_t len;
         const char *s = luaL_tolstring(L, i, &len);
-        if (!b || nj_buf_append(b, s, len)) return luaL_error(L, "out of memory");
+        if (len > TMPL_OUT_MAX - (b->len - r->out_start))
+            return luaL_error(L, "template output larger than %d MiB", (int)(TMPL_OUT_MAX >> 20));
+        if (nj_buf_append(b, s, len)) return luaL_error(L, "out of memory");
         lua_pop(L, 1);
     }
     return 0;
@@ -148,6 +171,7 @@ static int l_str(lua_State *L) {
 }
 
 static int run_template(lua_State *L, const char *name, int depth);
+static int add_position(lua_State *L);
 
 /* include("name"): render another template inline, in the same environment. */
 static int l_include(lua_State *L) {
@@ -171,7 +195,15 @@ static int run_template(lua_State *L, const char *name, int depth) {
     const char *text;
     size_t len;
     char err[512];
-    if (tmpl_find(name, &text, &len, &scratch)) {
+    int found = tmpl_find(name, &text, &len, &scratch);
+    if (found == -2) {
+        int e = errno;
+        nj_buf_free(&scratch);
+        lua_pushfstring(L, "template override %s/%s: %s", getenv("NVFP4JIT_TEMPLATE_DIR"), name,
+                        nj_file_strerror(e));
+        return LUA_ERRRUN;
+    }
+    if (found) {
         nj_buf_free(&scratch);
         lua_pushfstring(L, "template '%s' not found", name);
         return LUA_ERRRUN;
@@ -187,12 +219,18 @@ static int run_template(lua_State *L, const char *name, int depth) {
     snprintf(chunk, sizeof chunk, "@templates/%s", name);
     int st = luaL_loadbufferx(L, lua.data ? lua.data : "", lua.len, chunk, "t");
     nj_buf_free(&lua);
+    if (st == LUA_ERRMEM) run_of(L)->oom = 1;
     if (st != LUA_OK) return st;
     lua_getfield(L, LUA_REGISTRYINDEX, "nvfp4jit.env");
     if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1); /* _ENV is the chunk's first upvalue */
     lua_pushinteger(L, depth);
     lua_setfield(L, LUA_REGISTRYINDEX, "nvfp4jit.depth");
-    st = lua_pcall(L, 0, 0, 0);
+    lua_pushcfunction(L, add_position); /* message handler, below the chunk */
+    lua_insert(L, -2);
+    int h = lua_gettop(L) - 1;
+    st = lua_pcall(L, 0, 0, h);
+    lua_remove(L, h);
+    if (st == LUA_ERRMEM) run_of(L)->oom = 1; /* l_include re-raises it as a plain error */
     lua_pushinteger(L, depth > 0 ? depth - 1 : 0);
     lua_setfield(L, LUA_REGISTRYINDEX, "nvfp4jit.depth");
     return st;
@@ -200,46 +238,116 @@ static int run_template(lua_State *L, const char *name, int depth) {
 
 static void count_hook(lua_State *L, lua_Debug *ar) {
     (void)ar;
-    long *ticks = (long *)lua_getextraspace(L);
-    if (++*ticks > TMPL_MAX_TICKS) luaL_error(L, "template exceeded the instruction limit");
+    tmpl_run *r = run_of(L);
+    if (!r->limit_hit && ++r->ticks <= TMPL_MAX_TICKS) return;
+    if (!r->limit_hit) {
+        /* From now on every instruction fails: whatever catches this error cannot run on. */
+        r->limit_hit = 1;
+        lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
+    }
+    luaL_error(L, "template exceeded the instruction limit (%d)",
+               TMPL_MAX_TICKS * TMPL_HOOK_EVERY);
 }
 
-void *tmpl_state_new(void) {
-    lua_State *L = luaL_newstate();
-    if (!L) return NULL;
-    /* Only pure libraries: no io, os, debug, package. */
+/* The Lua heap of one render, capped: a failed allocation is Lua's "not enough memory". */
+static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    tmpl_run *r = ud;
+    size_t old = ptr ? osize : 0;
+    if (nsize == 0) {
+        free(ptr);
+        r->mem -= old;
+        return NULL;
+    }
+    if (nsize > old && nsize - old > r->mem_max - r->mem) return NULL;
+    void *p = realloc(ptr, nsize);
+    if (p) r->mem = r->mem - old + nsize;
+    return p;
+}
+
+static int l_unavailable(lua_State *L) {
+    return luaL_error(L, "%s is not available in templates (%s)",
+                      lua_tostring(L, lua_upvalueindex(1)), lua_tostring(L, lua_upvalueindex(2)));
+}
+
+static void disable(lua_State *L, const char *table, const char *name, const char *why) {
+    if (table) lua_getglobal(L, table);
+    else lua_pushglobaltable(L);
+    char full[64];
+    snprintf(full, sizeof full, "%s%s%s", table ? table : "", table ? "." : "", name);
+    lua_pushstring(L, full);
+    lua_pushstring(L, why);
+    lua_pushcclosure(L, l_unavailable, 2);
+    lua_setfield(L, -2, name);
+    lua_pop(L, 1);
+}
+
+/* The libraries of the sandbox (run inside render_main's protection: they allocate). */
+static void setup_state(lua_State *L) {
+    /* Only pure libraries: no io, os, debug, package, coroutine, utf8. */
     luaL_requiref(L, LUA_GNAME, luaopen_base, 1);
     luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
     luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 1);
     luaL_requiref(L, LUA_MATHLIBNAME, luaopen_math, 1);
     lua_pop(L, 4);
-    static const char *const banned[] = {"dofile", "loadfile", "load", "require",
-                                         "collectgarbage", "rawset", "rawget", "rawequal",
-                                         "setmetatable", "getmetatable", NULL};
-    for (int i = 0; banned[i]; i++) {
+    static const char *const removed[] = {"dofile", "loadfile", "load", "require",
+                                          "collectgarbage", "rawset", "rawget", "rawequal",
+                                          "setmetatable", "getmetatable", NULL};
+    for (int i = 0; removed[i]; i++) {
         lua_pushnil(L);
-        lua_setglobal(L, banned[i]);
+        lua_setglobal(L, removed[i]);
     }
-    lua_sethook(L, count_hook, LUA_MASKCOUNT, TMPL_HOOK_EVERY);
-    return L;
+    disable(L, NULL, "print", "it writes to the caller's stdout; use emit");
+    disable(L, NULL, "warn", "it writes to the caller's stderr");
+    disable(L, NULL, "pcall", "a template error ends the render");
+    disable(L, NULL, "xpcall", "a template error ends the render");
+    /* NOTE: Lua's pattern matcher backtracks in C, where the instruction hook never runs: a
+     * pattern can take exponential time. Templates only substitute; plain string functions
+     * (rep, sub, format, byte, char, upper, lower, len, reverse) remain. */
+    static const char *const pat[] = {"find", "match", "gmatch", "gsub", NULL};
+    for (int i = 0; pat[i]; i++)
+        disable(L, LUA_STRLIBNAME, pat[i], "pattern matching is unbounded");
+    disable(L, LUA_STRLIBNAME, "dump", "no bytecode in templates");
 }
 
-void tmpl_state_free(void *L) {
-    if (L) lua_close((lua_State *)L);
+/* Message handler: every error names a template line. An error raised with level 0, or by a
+ * C function (the limits), carries no position: prefix the innermost template line. */
+static int add_position(lua_State *L) {
+    const char *m = lua_tostring(L, 1);
+    if (!m) m = "template error (the error value is not a string)";
+    if (!strncmp(m, "templates/", 10)) {
+        lua_pushstring(L, m);
+        return 1;
+    }
+    lua_Debug ar;
+    for (int level = 0; lua_getstack(L, level, &ar); level++) {
+        if (!lua_getinfo(L, "Sl", &ar)) break;
+        if (ar.currentline > 0 && !strncmp(ar.source, "@templates/", 11)) {
+            lua_pushfstring(L, "%s:%d: %s", ar.source + 1, ar.currentline, m);
+            return 1;
+        }
+    }
+    lua_pushstring(L, m);
+    return 1;
 }
 
-nvfp4jit_status tmpl_render(nvfp4jit_ctx *ctx, void *Lv, const char *name,
-                            const tmpl_param *params, int nparams, nj_buf *out) {
-    lua_State *L = (lua_State *)Lv;
-    NJ_RETURN_IF(ctx, !L || !name || !out, NVFP4JIT_ERR_INVALID_ARG, "tmpl_render: bad args");
-    int top = lua_gettop(L);
-    /* A fresh environment per render: parameters plus the safe globals (read through
-     * __index), so one render cannot leave state for the next. */
+typedef struct render_args {
+    const char *name;
+    const tmpl_param *params;
+    int nparams;
+} render_args;
+
+/* The whole render, run by lua_pcall: any error on the way (out of memory included) is
+ * caught, none reaches Lua's panic (which would abort the process). */
+static int render_main(lua_State *L) {
+    const render_args *a = (const render_args *)lua_touserdata(L, 1);
+    setup_state(L);
+    /* The environment: parameters plus the helpers, falling back to the sandboxed globals. */
     lua_newtable(L);
-    for (int i = 0; i < nparams; i++) {
-        if (params[i].is_string) lua_pushstring(L, params[i].sval ? params[i].sval : "");
-        else lua_pushinteger(L, (lua_Integer)params[i].ival);
-        lua_setfield(L, -2, params[i].name);
+    for (int i = 0; i < a->nparams; i++) {
+        const tmpl_param *p = &a->params[i];
+        if (p->is_string) lua_pushstring(L, p->sval ? p->sval : "");
+        else lua_pushinteger(L, (lua_Integer)p->ival);
+        lua_setfield(L, -2, p->name);
     }
     lua_pushcfunction(L, l_emit);
     lua_setfield(L, -2, "emit");
@@ -254,23 +362,38 @@ nvfp4jit_status tmpl_render(nvfp4jit_ctx *ctx, void *Lv, const char *name,
     lua_setfield(L, -2, "__index");
     lua_setmetatable(L, -2);
     lua_setfield(L, LUA_REGISTRYINDEX, "nvfp4jit.env");
-    lua_pushlightuserdata(L, out);
-    lua_setfield(L, LUA_REGISTRYINDEX, TMPL_OUT_KEY);
+    lua_pushinteger(L, 0);
+    lua_setfield(L, LUA_REGISTRYINDEX, "nvfp4jit.depth");
+    lua_sethook(L, count_hook, LUA_MASKCOUNT, TMPL_HOOK_EVERY);
+    if (run_template(L, a->name, 0) != LUA_OK) return lua_error(L);
+    return 0;
+}
 
-    size_t start = out->len;
-    *(long *)lua_getextraspace(L) = 0;
-    int st = run_template(L, name, 0);
+nvfp4jit_status tmpl_render(nvfp4jit_ctx *ctx, const char *name, const tmpl_param *params,
+                            int nparams, nj_buf *out) {
+    NJ_RETURN_IF(ctx, !name || !out, NVFP4JIT_ERR_INVALID_ARG, "tmpl_render: bad args");
+    /* A fresh state per render: nothing one template does (_G.X = 1, string.format = nil)
+     * can reach the next one. Creating one costs tens of microseconds. */
+    tmpl_run run = {0, TMPL_MEM_MAX, 0, 0, 0, out, out->len};
+    lua_State *L = lua_newstate(capped_alloc, &run);
+    NJ_RETURN_IF(ctx, !L, NVFP4JIT_ERR_OUT_OF_MEMORY, "cannot create the Lua state");
+    render_args a = {name, params, nparams};
+    lua_pushcfunction(L, render_main); /* neither push allocates */
+    lua_pushlightuserdata(L, &a);
+    int st = lua_pcall(L, 1, 0, 0);
     nvfp4jit_status rs = NVFP4JIT_OK;
-    if (st != LUA_OK) {
+    if (st == LUA_ERRMEM || (st != LUA_OK && run.oom)) /* no message handler runs for these */
+        rs = nj_fail(ctx, NVFP4JIT_ERR_TEMPLATE,
+                     "templates/%s: the render ran out of memory (a render may use at most %d "
+                     "MiB)", name, (int)(TMPL_MEM_MAX >> 20));
+    else if (st != LUA_OK) {
         const char *m = lua_tostring(L, -1);
         rs = nj_fail(ctx, NVFP4JIT_ERR_TEMPLATE, "%s", m ? m : "template error (no message)");
-        out->len = start;
-        if (out->data) out->data[start] = '\0';
     }
-    lua_pushnil(L);
-    lua_setfield(L, LUA_REGISTRYINDEX, TMPL_OUT_KEY);
-    lua_pushnil(L);
-    lua_setfield(L, LUA_REGISTRYINDEX, "nvfp4jit.env");
-    lua_settop(L, top);
+    if (st != LUA_OK) {
+        out->len = run.out_start;
+        if (out->data) out->data[run.out_start] = '\0';
+    }
+    lua_close(L);
     return rs;
 }

@@ -8,7 +8,9 @@
  * Parameters are globals of the rendering environment (integers or strings). Each template
  * line becomes exactly one line of the Lua chunk, whose name is "@templates/<name>", so a Lua
  * error reports "templates/<name>:<line>: message". The state has no io, os, debug, package,
- * require, load, loadfile or dofile. */
+ * coroutine, require, load, loadfile, dofile, print, warn, pcall, xpcall, collectgarbage,
+ * raw access or metatables, and no pattern matching (string.find/match/gmatch/gsub: Lua's
+ * matcher backtracks in C, out of reach of the instruction limit). */
 #ifndef NJ_TEMPLATE_H
 #define NJ_TEMPLATE_H
 
@@ -21,17 +23,18 @@ typedef struct tmpl_param {
     const char *sval;
 } tmpl_param;
 
-/* Create/destroy the sandboxed state. @return NULL when out of memory. */
-void *tmpl_state_new(void);
-void tmpl_state_free(void *L);
-
-/* Render template `name` with params into out (appended). On error returns
- * NVFP4JIT_ERR_TEMPLATE and sets the message on ctx ("templates/x.cu:12: ..."). */
-nvfp4jit_status tmpl_render(nvfp4jit_ctx *ctx, void *L, const char *name,
-                            const tmpl_param *params, int nparams, nj_buf *out);
+/* Render template `name` with params into out (appended) in a fresh sandboxed Lua state
+ * (nothing survives from one render to the next). Bounds: 2e7 Lua instructions (sticky: no
+ * handler can resume after the limit), 64 MiB of Lua heap, 16 MiB of output. On error
+ * returns NVFP4JIT_ERR_TEMPLATE (out is as it was) and sets the message on ctx, always
+ * naming the template ("templates/x.cu:12: ..."). */
+nvfp4jit_status tmpl_render(nvfp4jit_ctx *ctx, const char *name, const tmpl_param *params,
+                            int nparams, nj_buf *out);
 
 /* Embedded template lookup (generated at build time). @return 0 and the text, -1 if
- * unknown. $NVFP4JIT_TEMPLATE_DIR, when set, is searched first (for template developers). */
+ * unknown. $NVFP4JIT_TEMPLATE_DIR, when set, is searched first (for template developers): a
+ * file missing there falls back to the embedded one, but one that is there and cannot be read
+ * (not a regular file, larger than 1 MiB, EACCES...) returns -2 with errno set. */
 int tmpl_find(const char *name, const char **text, size_t *len, nj_buf *scratch);
 
 /* The embedded template table. */

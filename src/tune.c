@@ -16,6 +16,7 @@
 #include "heuristic.h"
 #include "reference.h"
 #include "tune.h"
+#include "cache.h"
 
 /* ---- signatures ---------------------------------------------------------------------------- */
 int64_t tdb_m_bucket(int64_t m) {
@@ -121,6 +122,7 @@ int tdb_format(const tdb_entry *e, char *out, size_t n) {
 }
 
 static int parse_int(const char *s, int *out) {
+    if (*s < '0' || *s > '9') return -1; /* strtol would skip blanks and take a sign */
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
@@ -281,6 +283,107 @@ static int write_all(int fd, const char *p, size_t n) {
     return 0;
 }
 
+/* The new text of the database at path with e stored: every line kept as it was (comments,
+ * blank lines, lines this version cannot parse: a newer library's, a hand edit), except that
+ * e replaces the first line of its key, later lines of that key go, and of another key only
+ * the last line stays. A file without our header is not ours: it is replaced as a whole.
+ * @return 0, or -1 with err. */
+static int rewrite_text(nvfp4jit_ctx *ctx, const char *path, const tdb_entry *e, nj_buf *out,
+                        char *err, size_t err_n) {
+    nj_buf b;
+    nj_buf_init(&b);
+    if (nj_read_file(path, &b) != 0) {
+        if (errno != ENOENT && errno != ENOTDIR) {
+            snprintf(err, err_n, "cannot read %s: %s", path, nj_file_strerror(errno));
+            nj_buf_free(&b);
+            return -1;
+        }
+        b.len = 0;
+    }
+    typedef struct raw_line {
+        const char *p;
+        size_t len;  /* without the newline */
+        int parsed;
+        tdb_key key; /* when parsed */
+    } raw_line;
+    size_t n = 0, cap = 0;
+    raw_line *L = NULL;
+    int oom = 0;
+    for (size_t pos = 0; pos < b.len && !oom;) {
+        const char *nl = memchr(b.data + pos, '\n', b.len - pos);
+        size_t len = nl ? (size_t)(nl - (b.data + pos)) : b.len - pos;
+        if (n == cap) {
+            size_t nc = cap ? 2 * cap : 64;
+            raw_line *nv = realloc(L, nc * sizeof *nv);
+            if (!nv) { oom = 1; break; }
+            L = nv;
+            cap = nc;
+        }
+        L[n].p = b.data + pos;
+        L[n].len = len;
+        L[n].parsed = 0;
+        n++;
+        pos += len + 1;
+    }
+    size_t hl = n ? L[0].len : 0;
+    if (hl && L[0].p[hl - 1] == '\r') hl--;
+    int ours = n && hl == strlen(TDB_HEADER) && !memcmp(L[0].p, TDB_HEADER, hl);
+    if (n && !ours)
+        nj_warn(ctx, "tuning database %s: first line is not '%s': replacing the file", path,
+                TDB_HEADER);
+    char line[TDB_SIG_MAX + 512];
+    for (size_t i = 1; ours && i < n && !oom; i++) {
+        if (!L[i].len || L[i].p[0] == '#' || L[i].len >= sizeof line) continue;
+        memcpy(line, L[i].p, L[i].len);
+        line[L[i].len] = '\0';
+        if (line[L[i].len - 1] == '\r') line[L[i].len - 1] = '\0';
+        tdb_entry ent;
+        const char *why = "";
+        if (parse_line(line, &ent, &why) == 0) {
+            L[i].parsed = 1;
+            L[i].key = ent.key;
+        }
+    }
+    oom |= nj_buf_printf(out, "%s\n", TDB_HEADER);
+    int replaced = 0;
+    for (size_t i = 1; ours && i < n && !oom; i++) {
+        if (L[i].parsed) {
+            if (key_eq(&L[i].key, &e->key)) {
+                if (replaced) continue; /* drop duplicates of the key */
+                if (tdb_format(e, line, sizeof line) != 0) {
+                    snprintf(err, err_n, "entry does not fit a line");
+                    free(L);
+                    nj_buf_free(&b);
+                    return -1;
+                }
+                oom |= nj_buf_puts(out, line);
+                replaced = 1;
+                continue;
+            }
+            /* drop older duplicates of other keys too: the last line of a key wins */
+            int later = 0;
+            for (size_t j = i + 1; j < n && !later; j++)
+                later = L[j].parsed && key_eq(&L[j].key, &L[i].key);
+            if (later) continue;
+        }
+        if (i + 1 == n && L[i].len == 0) break; /* the text's final newline */
+        oom |= nj_buf_append(out, L[i].p, L[i].len) | nj_buf_puts(out, "\n");
+    }
+    if (!replaced && !oom) {
+        if (tdb_format(e, line, sizeof line) != 0) {
+            snprintf(err, err_n, "entry does not fit a line");
+            free(L);
+            nj_buf_free(&b);
+            return -1;
+        }
+        oom |= nj_buf_puts(out, line);
+    }
+    free(L);
+    nj_buf_free(&b);
+    if (oom) snprintf(err, err_n, "out of memory");
+    return oom ? -1 : 0;
+}
+
 int tdb_store(nvfp4jit_ctx *ctx, const char *path, const tdb_entry *e, char *err,
               size_t err_n) {
     char dir[4200], lock[4300], tmp[4300];
@@ -293,14 +396,20 @@ int tdb_store(nvfp4jit_ctx *ctx, const char *path, const tdb_entry *e, char *err
         snprintf(err, err_n, "entry key contains a tab or newline");
         return -1;
     }
-    if (nj_mkdirs(dir, 0755) != 0) {
+    if (nj_mkdirs(dir, 0700) != 0) { /* the cache directory: made 0700 like cache_store's */
         snprintf(err, err_n, "cannot create %s: %s", dir, strerror(errno));
         return -1;
     }
     snprintf(lock, sizeof lock, "%s.lock", path);
-    int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int lfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
     if (lfd < 0) {
         snprintf(err, err_n, "cannot open %s: %s", lock, strerror(errno));
+        return -1;
+    }
+    struct stat lst;
+    if (fstat(lfd, &lst) != 0 || !S_ISREG(lst.st_mode)) {
+        snprintf(err, err_n, "%s: not a regular file", lock);
+        close(lfd);
         return -1;
     }
     while (flock(lfd, LOCK_EX) != 0) {
@@ -310,44 +419,11 @@ int tdb_store(nvfp4jit_ctx *ctx, const char *path, const tdb_entry *e, char *err
         return -1;
     }
     int rc = -1;
-    tdb_entry *all = NULL;
-    size_t n = 0, ign = 0;
     nj_buf out;
     nj_buf_init(&out);
     int fd = -1;
     tmp[0] = '\0';
-    if (tdb_load(ctx, path, &all, &n, &ign) != 0) {
-        snprintf(err, err_n, "cannot read %s: %s", path, strerror(errno));
-        goto done;
-    }
-    int oom = nj_buf_printf(&out, "%s\n", TDB_HEADER);
-    int replaced = 0;
-    char line[TDB_SIG_MAX + 512];
-    for (size_t i = 0; i < n && !oom; i++) {
-        const tdb_entry *w = &all[i];
-        if (key_eq(&w->key, &e->key)) {
-            if (replaced) continue; /* drop duplicates of the key */
-            w = e;
-            replaced = 1;
-        } else {
-            /* drop older duplicates of other keys too: the last line of a key wins */
-            int later = 0;
-            for (size_t j = i + 1; j < n && !later; j++) later = key_eq(&all[j].key, &w->key);
-            if (later) continue;
-        }
-        if (tdb_format(w, line, sizeof line) == 0) oom |= nj_buf_puts(&out, line);
-    }
-    if (!replaced && !oom) {
-        if (tdb_format(e, line, sizeof line) != 0) {
-            snprintf(err, err_n, "entry does not fit a line");
-            goto done;
-        }
-        oom |= nj_buf_puts(&out, line);
-    }
-    if (oom) {
-        snprintf(err, err_n, "out of memory");
-        goto done;
-    }
+    if (rewrite_text(ctx, path, e, &out, err, err_n) != 0) goto done;
     snprintf(tmp, sizeof tmp, "%s/.tune-v1.XXXXXX", dir);
     fd = mkstemp(tmp);
     if (fd < 0) {
@@ -374,7 +450,6 @@ int tdb_store(nvfp4jit_ctx *ctx, const char *path, const tdb_entry *e, char *err
 done:
     if (fd >= 0) close(fd);
     if (tmp[0]) unlink(tmp);
-    free(all);
     nj_buf_free(&out);
     flock(lfd, LOCK_UN);
     close(lfd);
@@ -396,7 +471,11 @@ int tune_lookup(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_group *g, 
     tdb_key key;
     if (tdb_device_key(sig, &key) != 0) return 0;
     tdb_entry e;
-    if (tdb_lookup(ctx, path, &key, &e) != 1) return 0;
+    int found = tdb_lookup(ctx, path, &key, &e);
+    if (found < 0)
+        nj_warn(ctx, "tuning database %s: cannot read it (%s); using the heuristic", path,
+                nj_file_strerror(errno));
+    if (found != 1) return 0;
     const family *f = fam_get(arch);
     char why[256] = "";
     if (e.v.arch != arch || !f || !f->check(&e.v, why, sizeof why)) {
@@ -831,9 +910,12 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_tune(nvfp4jit_ctx *ctx, nvfp4jit_arch arch
         char path[4200], sig[TDB_SIG_MAX], err[1024] = "";
         tdb_entry e;
         memset(&e, 0, sizeof e);
+        char why[1024] = "";
         if (tdb_path(ctx->cache_dir, path, sizeof path) != 0) {
             fail = nj_fail(ctx, NVFP4JIT_ERR_TUNE_DB,
                            "the context has no cache directory: the result is not stored");
+        } else if (cache_check_dir(ctx->cache_dir, why, sizeof why) != CACHE_TRUSTED) {
+            fail = nj_fail(ctx, NVFP4JIT_ERR_TUNE_DB, "the result is not stored: %s", why);
         } else if (tdb_signature(arch, groups, n, sig, sizeof sig) != 0 ||
                    tdb_device_key(sig, &e.key) != 0) {
             fail = nj_fail(ctx, NVFP4JIT_ERR_TUNE_DB, "cannot form the database key");

@@ -1,5 +1,7 @@
 /* test_api.c - the public API without a GPU: versions, status strings, contexts, validation
  * of every field with its group index, plans, and the driver-less paths. */
+#include <sys/stat.h>
+
 #include "driver.h"
 #include "testutil.h"
 
@@ -37,6 +39,33 @@ static void t_ctx(void) {
     CHECK(strcmp(nvfp4jit_cache_dir(c), "/env/dir") == 0);
     nvfp4jit_ctx_destroy(c);
     unsetenv("NVFP4JIT_CACHE_DIR");
+}
+
+/* issue 11 defect 8: a too-long NVFP4JIT_CACHE_DIR silently disabled the disk cache; a cache
+ * directory others can write to was used without a word */
+static void t_ctx_cache_dir_hostile(void) {
+    char *longdir = malloc(5000);
+    REQUIRE(longdir);
+    memset(longdir, 'a', 4999);
+    longdir[0] = '/';
+    longdir[4999] = '\0';
+    setenv("NVFP4JIT_CACHE_DIR", longdir, 1);
+    nvfp4jit_ctx *c = (nvfp4jit_ctx *)1;
+    CHECK(nvfp4jit_ctx_create(NULL, &c) == NVFP4JIT_ERR_INVALID_ARG && c == NULL);
+    CHECKF(strstr(nvfp4jit_last_error(NULL), "NVFP4JIT_CACHE_DIR") != NULL, "%s",
+           nvfp4jit_last_error(NULL));
+    unsetenv("NVFP4JIT_CACHE_DIR");
+    free(longdir);
+    char d[4096];
+    snprintf(d, sizeof d, "%s", tu_tmpdir());
+    REQUIRE(chmod(d, 0777) == 0);
+    nvfp4jit_ctx_options o = {0};
+    o.cache_dir = d;
+    REQUIRE(nvfp4jit_ctx_create(&o, &c) == NVFP4JIT_OK);
+    CHECKF(strstr(nvfp4jit_last_warning(c), "writable by other users") != NULL, "[%s]",
+           nvfp4jit_last_warning(c));
+    nvfp4jit_ctx_destroy(c);
+    tu_rmtree(d);
 }
 
 static nvfp4jit_group G(int64_t m, int64_t n, int64_t k) {
@@ -127,6 +156,49 @@ static void t_plan_no_driver(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
+/* issue 11 defect 7: act16 forced on a set over its token-block limit (2^31 - 256 blocks of
+ * 16 token values) was accepted and failed at run time with a 2^51-byte allocation; the
+ * header says planning refuses it. */
+/* issue 11 defect 9: the limits are in the header (it said "any number of groups") */
+static void t_documented_limits(void) {
+    nvfp4jit_ctx *ctx = NULL;
+    REQUIRE(nvfp4jit_ctx_create(NULL, &ctx) == NVFP4JIT_OK);
+    nvfp4jit_group g[2] = {G(8, 256, 512), G(NVFP4JIT_MAX_DIM, NVFP4JIT_MAX_DIM, NVFP4JIT_MAX_DIM)};
+    CHECK(nvfp4jit_problem_check_shapes(ctx, g, 2) == NVFP4JIT_OK);
+    g[1].k = NVFP4JIT_MAX_DIM + 64;
+    CHECK(nvfp4jit_problem_check_shapes(ctx, g, 2) == NVFP4JIT_ERR_INVALID_PROBLEM);
+    CHECKF(strstr(nvfp4jit_last_error(ctx), "group 1:") != NULL, "%s", nvfp4jit_last_error(ctx));
+    size_t n = (size_t)NVFP4JIT_MAX_GROUPS + 1;
+    nvfp4jit_group *many = malloc(n * sizeof *many);
+    REQUIRE(many);
+    for (size_t i = 0; i < n; i++) many[i] = G(0, 8, 64);
+    CHECK(nvfp4jit_problem_check_shapes(ctx, many, n - 1) == NVFP4JIT_OK);
+    CHECK(nvfp4jit_problem_check_shapes(ctx, many, n) == NVFP4JIT_ERR_INVALID_PROBLEM);
+    CHECKF(strstr(nvfp4jit_last_error(ctx), "at most 1048576") != NULL, "%s",
+           nvfp4jit_last_error(ctx));
+    free(many);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+static void t_plan_act16_limit(void) {
+    nvfp4jit_ctx_options o = {0};
+    o.disable_disk_cache = 1;
+    nvfp4jit_ctx *ctx = NULL;
+    REQUIRE(nvfp4jit_ctx_create(&o, &ctx) == NVFP4JIT_OK);
+    nvfp4jit_group g[2] = {G(1 << 24, 256, 4096), G(8, 256, 4096)}; /* 2^32 + 2048 blocks */
+    nvfp4jit_variant a16 = {NVFP4JIT_ARCH_SM90A, 192, 128, 64, 4, 1, NVFP4JIT_STRATEGY_ACT16};
+    nvfp4jit_plan *p = (nvfp4jit_plan *)1;
+    CHECK(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, g, 2, &a16, &p) ==
+          NVFP4JIT_ERR_INVALID_PROBLEM);
+    CHECK(p == NULL);
+    CHECKF(strstr(nvfp4jit_last_error(ctx), "token") != NULL, "%s", nvfp4jit_last_error(ctx));
+    a16.strategy = NVFP4JIT_STRATEGY_ACT16P;
+    CHECK(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, g, 2, &a16, &p) ==
+          NVFP4JIT_ERR_INVALID_PROBLEM);
+    nvfp4jit_plan_destroy(p);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
 static void t_artifacts(void) {
     const void *d;
     size_t n;
@@ -154,6 +226,9 @@ static void t_artifacts(void) {
 const test_case tests_api[] = {
     {"version", t_version},       {"status_strings", t_status_strings},
     {"ctx", t_ctx},               {"validation", t_validation},
-    {"plan_no_driver", t_plan_no_driver}, {"artifacts", t_artifacts},
+    {"ctx_cache_dir_hostile", t_ctx_cache_dir_hostile},
+    {"plan_no_driver", t_plan_no_driver},
+    {"plan_act16_limit", t_plan_act16_limit},
+    {"documented_limits", t_documented_limits}, {"artifacts", t_artifacts},
     {0, 0},
 };

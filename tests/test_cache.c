@@ -31,6 +31,19 @@ static void done_tmpdir(char *d) {
     free(d);
 }
 
+/* The ELF header fields the cache checks: a CUDA cubin (ELF64, little endian, EM_CUDA 190,
+ * CUDA OS/ABI 0x41, ABI version 8: the SM number in bits 8-15 of e_flags, as nvJitLink of
+ * CUDA 13 writes it for sm_90a: 0x0a005a04). */
+static void set_cuda_elf(unsigned char *b, int sm) {
+    memset(b, 0, 64);
+    b[0] = 0x7f; b[1] = 'E'; b[2] = 'L'; b[3] = 'F';
+    b[4] = 2; b[5] = 1; b[6] = 1; b[7] = 0x41; b[8] = 8;
+    b[16] = 2; /* ET_EXEC */
+    b[18] = 190; b[19] = 0;
+    uint32_t flags = 0x0a000004u | (uint32_t)sm << 8;
+    memcpy(b + 48, &flags, 4);
+}
+
 /* A recognisable entry; the cubin is binary with NUL bytes. */
 static void make_entry(cache_entry *e, int seed) {
     cache_entry_init(e);
@@ -38,8 +51,8 @@ static void make_entry(cache_entry *e, int seed) {
     nj_buf_printf(&e->ptx, ".version 8.0\n// ptx %d\n", seed);
     unsigned char bin[3000];
     for (size_t i = 0; i < sizeof bin; i++) bin[i] = (unsigned char)((i * 131u + (unsigned)seed) & 0xff);
-    bin[0] = 0x7f; bin[1] = 'E'; bin[2] = 'L'; bin[3] = 'F';
-    bin[4] = 0; bin[100] = 0; bin[2999] = 0;
+    set_cuda_elf(bin, 90);
+    bin[100] = 0; bin[2999] = 0;
     nj_buf_append(&e->cubin, bin, sizeof bin);
     nj_buf_printf(&e->log, "ptxas info: Used %d registers\n", 40 + seed);
     nj_buf_printf(&e->manifest_extra, "variant = test%d\nkey.arch = sm_90a\nregisters = %d\n",
@@ -139,7 +152,7 @@ static void test_round_trip(void) {
     CHECK(cache_lookup(dir, KEY1, &got, why, sizeof why) == CACHE_HIT);
     CHECK(why[0] == '\0');
     CHECK(entry_eq(&e, &got));
-    CHECK(got.cubin.len == 3000 && got.cubin.data[4] == 0 && got.cubin.data[5] != 0);
+    CHECK(got.cubin.len == 3000 && got.cubin.data[9] == 0 && got.cubin.data[4] == 2);
     /* a second lookup into a filled entry replaces its contents (no leak under ASan) */
     CHECK(cache_lookup(dir, KEY1, &got, why, sizeof why) == CACHE_HIT);
     CHECK(entry_eq(&e, &got));
@@ -161,14 +174,18 @@ static void test_round_trip(void) {
     CHECK(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_HIT); /* verify only */
     /* storing again over a good entry succeeds and keeps one entry */
     CHECK(cache_store(dir, KEY1, &e, err, sizeof err) == 0);
-    /* an empty entry (all buffers empty) round-trips too, extra without final newline */
+    /* an empty entry (all buffers empty but a bare ELF header: a cubin must be a CUDA ELF)
+     * round-trips too, extra without final newline */
     cache_entry empty, got2;
     cache_entry_init(&empty);
     cache_entry_init(&got2);
+    unsigned char hdr[64];
+    set_cuda_elf(hdr, 90);
+    nj_buf_set(&empty.cubin, hdr, sizeof hdr);
     nj_buf_puts(&empty.manifest_extra, "a = b");
     CHECKF(cache_store(dir, KEY2, &empty, err, sizeof err) == 0, "%s", err);
     CHECK(cache_lookup(dir, KEY2, &got2, why, sizeof why) == CACHE_HIT);
-    CHECK(got2.cubin.len == 0 && got2.source.len == 0);
+    CHECK(got2.cubin.len == 64 && got2.source.len == 0);
     CHECK(got2.manifest_extra.len == 6 && !strcmp(got2.manifest_extra.data, "a = b\n"));
     int n, s;
     count_dir(dir, &n, &s);
@@ -601,6 +618,151 @@ static void test_clear(void) {
     done_tmpdir(dir);
 }
 
+/* ---- hostile cache directories (issue 11) ---- */
+
+static int count_names(const char *d) {
+    DIR *dd = opendir(d);
+    if (!dd) return -1;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(dd)) != NULL)
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) n++;
+    closedir(dd);
+    return n;
+}
+
+/* <cache>/v1/01 -> elsewhere: compile wrote the entry outside the cache and deleted files
+ * there, and `cache clear` deleted outside data. */
+static void test_symlinked_prefix(void) {
+    char *dir = dup_tmpdir(), *outside = dup_tmpdir();
+    REQUIRE(dir && outside);
+    cache_entry e, got;
+    make_entry(&e, 1);
+    cache_entry_init(&got);
+    char p[4096], why[512] = "", err[512] = "";
+    /* outside: a precious file and a valid-looking entry under KEY1's name */
+    snprintf(p, sizeof p, "%s/precious", outside);
+    REQUIRE(write_bytes(p, "data", 4) == 0);
+    char other[4096];
+    snprintf(other, sizeof other, "%s/other", outside);
+    REQUIRE(mkdir(other, 0700) == 0);
+    REQUIRE(cache_store(other, KEY1, &e, err, sizeof err) == 0);
+    snprintf(p, sizeof p, "%s/v1", dir);
+    REQUIRE(mkdir(p, 0755) == 0);
+    char link[4096], target[4096];
+    snprintf(link, sizeof link, "%s/v1/01", dir);
+    snprintf(target, sizeof target, "%s/other/v1/01", outside);
+    REQUIRE(symlink(target, link) == 0);
+    /* lookup: the entry behind the link is not ours */
+    CHECK(cache_lookup(dir, KEY1, &got, why, sizeof why) != CACHE_HIT);
+    CHECK(cache_lookup(other, KEY1, NULL, why, sizeof why) == CACHE_HIT); /* untouched */
+    /* store: goes into a real directory in the cache, nothing outside changes */
+    REQUIRE(symlink(target, link) == 0 || errno == EEXIST);
+    CHECKF(cache_store(dir, KEY1, &e, err, sizeof err) == 0, "%s", err);
+    struct stat st;
+    CHECK(lstat(link, &st) == 0 && S_ISDIR(st.st_mode));
+    CHECK(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_HIT);
+    CHECK(count_names(outside) == 2 && cache_lookup(other, KEY1, NULL, why, sizeof why) == CACHE_HIT);
+    /* clear: removes the link, not what it points to */
+    tu_rmtree(link);
+    REQUIRE(symlink(target, link) == 0);
+    CHECK(cache_clear(dir, err, sizeof err) >= 0);
+    CHECK(lstat(link, &st) != 0);
+    CHECK(count_names(outside) == 2 && cache_lookup(other, KEY1, NULL, why, sizeof why) == CACHE_HIT);
+    /* the same with v1 itself a link: refused, outside untouched */
+    tu_rmtree(dir);
+    REQUIRE(mkdir(dir, 0700) == 0);
+    snprintf(link, sizeof link, "%s/v1", dir);
+    snprintf(target, sizeof target, "%s/other/v1", outside);
+    REQUIRE(symlink(target, link) == 0);
+    CHECK(cache_lookup(dir, KEY1, NULL, why, sizeof why) != CACHE_HIT);
+    CHECK(cache_store(dir, KEY2, &e, err, sizeof err) == -1);
+    CHECKF(strstr(err, "v1") != NULL, "%s", err);
+    CHECK(cache_clear(dir, err, sizeof err) == -1);
+    CHECK(cache_foreach(dir, NULL, NULL) <= 0);
+    CHECK(cache_lookup(other, KEY1, NULL, why, sizeof why) == CACHE_HIT);
+    snprintf(p, sizeof p, "%s/other/v1/%.2s", outside, KEY2);
+    CHECK(lstat(p, &st) != 0); /* nothing stored outside */
+    cache_entry_free(&e);
+    cache_entry_free(&got);
+    done_tmpdir(dir);
+    done_tmpdir(outside);
+}
+
+/* A planted self-consistent entry (matching sizes and checksums) whose cubin is not a CUDA
+ * ELF, or is one for another GPU, passed verification and loaded as a hit. */
+static void test_cubin_not_elf(void) {
+    char *dir = dup_tmpdir();
+    REQUIRE(dir);
+    cache_entry e;
+    char err[512] = "", why[512] = "";
+    make_entry(&e, 1);
+    nj_buf_set(&e.cubin, "#!/bin/sh\necho hello\n", 21);
+    REQUIRE(cache_store(dir, KEY1, &e, err, sizeof err) == 0);
+    CHECK(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_CORRUPT);
+    CHECKF(strstr(why, "kernel.cubin") && strstr(why, "ELF"), "%s", why);
+    /* an ELF for sm_100 in an entry made for sm_90a */
+    unsigned char bin[256];
+    memset(bin, 7, sizeof bin);
+    set_cuda_elf(bin, 100);
+    nj_buf_set(&e.cubin, bin, sizeof bin);
+    REQUIRE(cache_store(dir, KEY1, &e, err, sizeof err) == 0);
+    CHECK(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_CORRUPT);
+    CHECKF(strstr(why, "sm_100") && strstr(why, "sm_90"), "%s", why);
+    /* an x86 ELF */
+    set_cuda_elf(bin, 90);
+    bin[18] = 62;
+    nj_buf_set(&e.cubin, bin, sizeof bin);
+    REQUIRE(cache_store(dir, KEY1, &e, err, sizeof err) == 0);
+    CHECK(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_CORRUPT);
+    /* the right one */
+    set_cuda_elf(bin, 90);
+    nj_buf_set(&e.cubin, bin, sizeof bin);
+    REQUIRE(cache_store(dir, KEY1, &e, err, sizeof err) == 0);
+    CHECKF(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_HIT, "%s", why);
+    cache_entry_free(&e);
+    done_tmpdir(dir);
+}
+
+/* A cache directory others can write to is not used; one that belongs to another user is
+ * used read-only; a new one is made 0700. */
+static void test_untrusted_dir(void) {
+    char *dir = dup_tmpdir();
+    REQUIRE(dir);
+    cache_entry e;
+    make_entry(&e, 1);
+    char err[512] = "", why[512] = "", sub[4096];
+    snprintf(sub, sizeof sub, "%s/new/cache", dir);
+    CHECKF(cache_store(sub, KEY1, &e, err, sizeof err) == 0, "%s", err);
+    struct stat st;
+    CHECK(stat(sub, &st) == 0 && (st.st_mode & 07777) == 0700);
+    CHECK(cache_check_dir(sub, why, sizeof why) == CACHE_TRUSTED);
+    REQUIRE(chmod(sub, 0777) == 0);
+    CHECK(cache_check_dir(sub, why, sizeof why) == CACHE_UNTRUSTED);
+    CHECKF(strstr(why, "writable by other users") != NULL, "%s", why);
+    CHECK(cache_store(sub, KEY2, &e, err, sizeof err) == -1);
+    CHECKF(strstr(err, "writable by other users") != NULL, "%s", err);
+    CHECK(cache_lookup(sub, KEY1, NULL, why, sizeof why) == CACHE_ERROR);
+    CHECK(cache_foreach(sub, NULL, NULL) == 1); /* verify/list still report what is there */
+    REQUIRE(chmod(sub, 01777) == 0); /* sticky, like /tmp: others cannot replace our files */
+    CHECK(cache_check_dir(sub, why, sizeof why) == CACHE_TRUSTED);
+    CHECK(cache_lookup(sub, KEY1, NULL, why, sizeof why) == CACHE_HIT);
+    REQUIRE(chmod(sub, 0770) == 0);
+    CHECK(cache_check_dir(sub, why, sizeof why) == CACHE_UNTRUSTED);
+    REQUIRE(chmod(sub, 0755) == 0);
+    if (geteuid() == 0 && chown(sub, 12345, 12345) == 0) { /* only root can give it away */
+        CHECK(cache_check_dir(sub, why, sizeof why) == CACHE_READ_ONLY);
+        CHECKF(strstr(why, "another user") != NULL, "%s", why);
+        CHECK(cache_lookup(sub, KEY1, NULL, why, sizeof why) == CACHE_HIT);
+        CHECK(cache_store(sub, KEY2, &e, err, sizeof err) == -1);
+        CHECKF(strstr(err, "another user") != NULL, "%s", err);
+        CHECK(cache_clear(sub, err, sizeof err) == -1);
+        CHECK(cache_lookup(sub, KEY1, NULL, why, sizeof why) == CACHE_HIT);
+    }
+    cache_entry_free(&e);
+    done_tmpdir(dir);
+}
+
 /* ---- default dir ---- */
 
 static char *save_env(const char *name) {
@@ -641,7 +803,7 @@ static void test_default_dir(void) {
     CHECK(cache_default_dir(out, sizeof out) == -1);
     setenv("HOME", "/home/u", 1);
     char small[8];
-    CHECK(cache_default_dir(small, sizeof small) == -1); /* does not fit */
+    CHECK(cache_default_dir(small, sizeof small) == -2); /* does not fit */
     CHECK(small[0] == '\0');
     restore_env("NVFP4JIT_CACHE_DIR", s1);
     restore_env("XDG_CACHE_HOME", s2);
@@ -667,5 +829,8 @@ const test_case tests_cache[] = {
     {"foreach", test_foreach},
     {"clear", test_clear},
     {"default_dir", test_default_dir},
+    {"symlinked_prefix", test_symlinked_prefix},
+    {"cubin_not_elf", test_cubin_not_elf},
+    {"untrusted_dir", test_untrusted_dir},
     {0, 0},
 };

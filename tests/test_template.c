@@ -1,6 +1,9 @@
 /* test_template.c - the Lua template engine: syntax, sandbox, errors with file:line, golden
  * rendered sources. Custom templates are written to a temporary NVFP4JIT_TEMPLATE_DIR. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
+#include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kernel.h"
@@ -26,7 +29,7 @@ static nvfp4jit_status render_custom(nvfp4jit_ctx *ctx, const char *const *files
     for (int i = 0; i < nfiles; i++) write_file(d, files[2 * i], files[2 * i + 1]);
     setenv("NVFP4JIT_TEMPLATE_DIR", d, 1);
     tmpl_param p[3] = {{"N", 0, 42, NULL}, {"NAME", 1, 0, "kern"}, {"ZERO", 0, 0, NULL}};
-    nvfp4jit_status s = tmpl_render(ctx, ctx->lua, name, p, 3, out);
+    nvfp4jit_status s = tmpl_render(ctx, name, p, 3, out);
     unsetenv("NVFP4JIT_TEMPLATE_DIR");
     tu_rmtree(d);
     return s;
@@ -123,6 +126,106 @@ static void t_sandbox(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
+/* issue 11: a FIFO as a template override hung the render; an override that is there but
+ * cannot be read fell back to the embedded template without a word */
+static void t_override_unreadable(void) {
+    nvfp4jit_ctx *ctx = mk();
+    REQUIRE(ctx);
+    char d[4096];
+    snprintf(d, sizeof d, "%s", tu_tmpdir());
+    char p[4200];
+    snprintf(p, sizeof p, "%s/sm90a_grouped.cu", d);
+    REQUIRE(mkfifo(p, 0644) == 0);
+    setenv("NVFP4JIT_TEMPLATE_DIR", d, 1);
+    tmpl_param prm[1] = {{"N", 0, 1, NULL}};
+    nj_buf out;
+    nj_buf_init(&out);
+    alarm(20); /* a hang kills the runner instead of CI */
+    CHECK(tmpl_render(ctx, "sm90a_grouped.cu", prm, 1, &out) == NVFP4JIT_ERR_TEMPLATE);
+    alarm(0);
+    CHECKF(strstr(nvfp4jit_last_error(ctx), "sm90a_grouped.cu: not a regular file") != NULL,
+           "%s", nvfp4jit_last_error(ctx));
+    unlink(p);
+    REQUIRE(mkdir(p, 0755) == 0); /* a directory in its place */
+    CHECK(tmpl_render(ctx, "sm90a_grouped.cu", prm, 1, &out) == NVFP4JIT_ERR_TEMPLATE);
+    CHECKF(strstr(nvfp4jit_last_error(ctx), "is a directory") != NULL, "%s",
+           nvfp4jit_last_error(ctx));
+    /* a missing override still means "use the embedded one" */
+    CHECK(tmpl_render(ctx, "sm100a_grouped.cu", prm, 1, &out) != NVFP4JIT_ERR_TEMPLATE ||
+          strstr(nvfp4jit_last_error(ctx), "override") == NULL);
+    unsetenv("NVFP4JIT_TEMPLATE_DIR");
+    nj_buf_free(&out);
+    tu_rmtree(d);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+/* issue 11 defect 3: template bombs. Each must end with NVFP4JIT_ERR_TEMPLATE, a message
+ * with the template's file:line and `want`, within a second of CPU time (wall time on a loaded
+ * CI machine says little); alarm() turns a hang into a killed runner instead of a stuck CI
+ * job. */
+static void expect_bomb(const char *text, const char *want) {
+    const char *files[] = {"bomb.cu", text};
+    nvfp4jit_ctx *ctx = mk();
+    REQUIRE(ctx);
+    nj_buf out;
+    nj_buf_init(&out);
+    clock_t t0 = clock();
+    alarm(20);
+    nvfp4jit_status s = render_custom(ctx, files, 1, "bomb.cu", &out);
+    alarm(0);
+    double ms = (double)(clock() - t0) * 1e3 / CLOCKS_PER_SEC;
+    CHECKF(s == NVFP4JIT_ERR_TEMPLATE, "[%s]: status %d", text, (int)s);
+    CHECKF(strstr(nvfp4jit_last_error(ctx), "templates/bomb.cu:") != NULL &&
+               strstr(nvfp4jit_last_error(ctx), want) != NULL,
+           "[%s]: message [%s] lacks [%s]", text, nvfp4jit_last_error(ctx), want);
+    CHECKF(ms < 1000, "[%s] took %.0f ms of CPU", text, ms);
+    CHECK(out.len == 0);
+    nj_buf_free(&out);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+static void t_bombs(void) {
+    /* pcall used to re-arm the instruction limit */
+    expect_bomb("% while true do pcall(function() while true do end end) end\n", "");
+    expect_bomb("% while true do xpcall(function() while true do end end, error) end\n", "");
+    /* pattern matching ran in C without the hook: exponential backtracking */
+    expect_bomb("% string.find(string.rep('a', 40), string.rep('a?', 40) .. string.rep('a', 40))\n",
+                "");
+    expect_bomb("% local s = ('a'):rep(40)\n% s:gsub(('a?'):rep(40) .. ('a'):rep(40), 'x')\n", "");
+    expect_bomb("% for w in ('a'):rep(40):gmatch(('a?'):rep(40) .. ('a'):rep(40)) do end\n", "");
+    /* memory: a table of big strings, one huge string, an emit bomb */
+    expect_bomb("% local t = {}\n% for i = 1, 1e9 do t[i] = ('x'):rep(1 << 20) .. i end\n",
+                "memory");
+    expect_bomb("% local s = ('x'):rep(1 << 30)\n", "memory");
+    expect_bomb("% for i = 1, 1e9 do emit(('x'):rep(1 << 20)) end\n", "output");
+    /* print and warn write to the caller's stdout/stderr */
+    expect_bomb("% print('hello')\n", "print");
+    expect_bomb("% warn('@on') warn('hello')\n", "warn");
+    /* an error raised without a position still names the template line */
+    expect_bomb("\n% error('boom', 0)\n", "templates/bomb.cu:2: boom");
+}
+
+/* issue 11 defect 3: renders in one context shared state (_G, the string table) */
+static void t_no_leaks(void) {
+    nvfp4jit_ctx *ctx = mk();
+    REQUIRE(ctx);
+    nj_buf out;
+    nj_buf_init(&out);
+    const char *set[] = {"x.cu", "% _G.LEAK = 1\n% string.format = nil\n% math.floor = nil\n"
+                                 "% table.concat = nil\n"};
+    render_custom(ctx, set, 1, "x.cu", &out); /* may fail (a locked table): either is fine */
+    out.len = 0;
+    const char *get[] = {"y.cu", "${LEAK == nil and 'clean' or 'leak'}\n"
+                                 "${string.format('%d', 7)} ${math.floor(2.5)} "
+                                 "${table.concat({'a', 'b'}, '+')}\n"};
+    CHECKF(render_custom(ctx, get, 1, "y.cu", &out) == NVFP4JIT_OK, "%s",
+           nvfp4jit_last_error(ctx));
+    CHECKF(out.data && !strcmp(out.data, "clean\n7 2 a+b\n"), "got [%s]",
+           out.data ? out.data : "");
+    nj_buf_free(&out);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
 static void t_embedded(void) {
     /* the shipped templates are embedded: found without any directory */
     const char *text;
@@ -195,6 +298,9 @@ const test_case tests_template[] = {
     {"substitute", t_substitute},
     {"errors_name_file_line", t_errors_name_file_line},
     {"sandbox", t_sandbox},
+    {"override_unreadable", t_override_unreadable},
+    {"bombs", t_bombs},
+    {"no_leaks", t_no_leaks},
     {"embedded", t_embedded},
     {"golden", t_golden},
     {"values_substituted", t_values_substituted},

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <limits.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +42,20 @@ static int tool(const char *cache, const char *fmt, ...) {
     va_end(ap);
     snprintf(cmd, sizeof cmd, "NVFP4JIT_CACHE_DIR='%s' '%s' %s",
              cache ? cache : "/nonexistent/nvfp4jit-test-cache", tool_path(), args);
+    return tu_run(cmd, out, sizeof out);
+}
+
+/* tool() under timeout(1): a hang ends as exit 137 within `secs`, not as a stuck CI job. */
+static int tool_timed(int secs, const char *cache, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int tool_timed(int secs, const char *cache, const char *fmt, ...) {
+    char args[4096], cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "NVFP4JIT_CACHE_DIR='%s' timeout -s KILL %d '%s' %s",
+             cache ? cache : "/nonexistent/nvfp4jit-test-cache", secs, tool_path(), args);
     return tu_run(cmd, out, sizeof out);
 }
 
@@ -138,16 +153,16 @@ static void test_groups_malformed(void) {
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = tool(NULL, "demo --arch sm_100a --groups '%s'", bad[i]);
         char want[128];
-        snprintf(want, sizeof want, "token 1 '%s'", bad[i]);
+        snprintf(want, sizeof want, "group 0 '%s'", bad[i]);
         CHECKF(rc != 0, "--groups '%s' exited 0", bad[i]);
         CHECKF(contains(out, want), "--groups '%s': message lacks \"%s\"", bad[i], want);
     }
     /* the position of a bad token among good ones */
     CHECK(tool(NULL, "demo --arch sm_100a --groups 128x256x512,12x4096") != 0);
-    CHECK(contains(out, "token 2 '12x4096'"));
+    CHECK(contains(out, "group 1 '12x4096'"));
     CHECK(contains(out, "expected MxNxK"));
     CHECK(tool(NULL, "demo --arch sm_100a --groups 128x256x512,") != 0);
-    CHECK(contains(out, "token 2 ''"));
+    CHECK(contains(out, "group 1 ''"));
     dump_on_failure(f0);
 }
 
@@ -158,7 +173,10 @@ static void test_groups_k100(void) {
     CHECKF(rc != 0 && rc != 2, "exit %d (want a library failure, 1)", rc);
     CHECK(contains(out, "K=100"));
     rc = tool(dir, "demo --arch sm_100a --groups 128x256x512,64x100x256");
-    CHECK(rc != 0 && (contains(out, "N=100") || contains(out, "group 1")));
+    CHECK(rc != 0 && contains(out, "N=100") && contains(out, "group 1"));
+    /* one numbering (from 0) in the command's parser and the library's checks */
+    CHECK(tool(dir, "demo --arch sm_100a --groups 128x256x512,64x8x") == 2 &&
+          contains(out, "group 1 '64x8x'"));
     dump_on_failure(f0);
     tu_rmtree(dir);
 }
@@ -180,7 +198,7 @@ static void test_set_selection(void) {
     fprintf(f, "ok 128x256x512\nbad 128x256x512 12x4096\n");
     fclose(f);
     CHECK(tool(dir, "demo --problems '%s'", path) == 2);
-    CHECK(contains(out, ":2:") && contains(out, "token 3 '12x4096'"));
+    CHECK(contains(out, ":2:") && contains(out, "group 1 '12x4096'"));
     dump_on_failure(f0);
     tu_rmtree(dir);
 }
@@ -217,14 +235,14 @@ static void test_parser_text(void) {
     static const struct {
         const char *text, *want;
     } bad[] = {
-        {"a 1x8x64\nb 12x4096\n", "t.txt:2: token 2 '12x4096': expected MxNxK"},
-        {"a 1x8x64 axbxc\n", "t.txt:1: token 3 'axbxc'"},
-        {"a -1x8x64\n", "token 2 '-1x8x64'"},
+        {"a 1x8x64\nb 12x4096\n", "t.txt:2: group 0 '12x4096': expected MxNxK"},
+        {"a 1x8x64 axbxc\n", "t.txt:1: group 1 'axbxc'"},
+        {"a -1x8x64\n", "group 0 '-1x8x64'"},
         {"a 1x8x99999999999\n", "K=99999999999 out of range"},
         {"\n\nlonely\n", "t.txt:3: set 'lonely' has no groups"},
         {"a 1x8x64\na 2x8x64\n", "t.txt:2: duplicate set name 'a' (first on line 1)"},
-        {"a 1x8x64 1x8\n", "token 3 '1x8'"},
-        {"a 1x8x64x2\n", "token 2 '1x8x64x2'"},
+        {"a 1x8x64 1x8\n", "group 1 '1x8'"},
+        {"a 1x8x64x2\n", "group 0 '1x8x64x2'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
@@ -259,17 +277,17 @@ static void test_parser_groups(void) {
     static const struct {
         const char *s, *want;
     } bad[] = {
-        {"12x4096", "token 1 '12x4096': expected MxNxK"},
-        {"axbxc", "token 1 'axbxc'"},
-        {"-1x8x64", "token 1 '-1x8x64'"},
-        {"", "token 1 ''"},
-        {"1x8x64,,1x8x64", "token 2 ''"},
-        {"1x8x64,2x8x64,3x8", "token 3 '3x8'"},
-        {"1x8x64 2x8x64", "token 1 '1x8x64 2x8x64'"},
+        {"12x4096", "group 0 '12x4096': expected MxNxK"},
+        {"axbxc", "group 0 'axbxc'"},
+        {"-1x8x64", "group 0 '-1x8x64'"},
+        {"", "group 0 ''"},
+        {"1x8x64,,1x8x64", "group 1 ''"},
+        {"1x8x64,2x8x64,3x8", "group 2 '3x8'"},
+        {"1x8x64 2x8x64", "group 0 '1x8x64 2x8x64'"},
         {"1x99999999999999999999999x64", "N=99999999999999999999999 out of range"},
         {"2147483648x8x64", "M=2147483648 out of range"},
-        {"1x8x0x", "token 1 '1x8x0x'"},
-        {"x8x64", "token 1 'x8x64'"},
+        {"1x8x0x", "group 0 '1x8x0x'"},
+        {"x8x64", "group 0 'x8x64'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
@@ -439,6 +457,125 @@ static void test_cache_corrupt(void) {
     tu_rmtree(dir);
 }
 
+/* ---- hostile files (issue 11) ----------------------------------------------------------- */
+/* A FIFO planted as kernel.cubin or manifest.txt hung compile and `cache verify` forever
+ * (opened without O_NONBLOCK). Every command runs under timeout(1), so a regression fails
+ * (exit 124) instead of hanging CI. */
+static void test_fifo_in_cache(void) {
+    const char *dir = tu_tmpdir();
+    int f0 = tu_failures;
+    REQUIRE(tool(dir, "compile " VARIANT_ARGS) == 0);
+    char entry[4200] = "", path[4300];
+    REQUIRE(line_value(out, "cache entry:", entry, sizeof entry) == 0);
+    static const char *const names[] = {"kernel.cubin", "manifest.txt"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", entry, names[i]);
+        REQUIRE(unlink(path) == 0 && mkfifo(path, 0644) == 0);
+        int rc = tool_timed(10, dir, "cache verify"); /* a hang is killed: rc 137 */
+        CHECKF(rc == 1 && contains(out, "BAD") && contains(out, "not a regular file"),
+               "verify with a FIFO as %s: rc %d", names[i], rc);
+        rc = tool_timed(10, dir, "compile " VARIANT_ARGS);
+        CHECKF(rc == 0 && contains(out, "compiled") && contains(out, "not a regular file"),
+               "compile with a FIFO as %s: rc %d", names[i], rc);
+    }
+    dump_on_failure(f0);
+    tu_rmtree(dir);
+}
+
+/* A cache directory others can write to was used without a word; `cache clear` followed a
+ * symlinked prefix directory and deleted what it pointed to. */
+static void test_cache_untrusted(void) {
+    char dir[4096], outside[4096], p[4300];
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
+    snprintf(outside, sizeof outside, "%s", tu_tmpdir());
+    int f0 = tu_failures;
+    REQUIRE(chmod(dir, 0777) == 0);
+    int rc = tool(dir, "compile " VARIANT_ARGS);
+    CHECKF(rc == 0 && contains(out, "writable by other users") && contains(out, "compiled"),
+           "rc %d", rc);
+    snprintf(p, sizeof p, "%s/v1", dir);
+    struct stat st;
+    CHECK(lstat(p, &st) != 0); /* nothing written there */
+    REQUIRE(chmod(dir, 0700) == 0);
+    REQUIRE(tool(dir, "compile " VARIANT_ARGS) == 0);
+    /* a prefix directory replaced by a link to a directory with data */
+    snprintf(p, sizeof p, "%s/e3aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", outside); /* a key's name */
+    REQUIRE(mkdir(p, 0755) == 0);
+    snprintf(p, sizeof p, "%s/e3aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/keep.txt", outside);
+    FILE *f = fopen(p, "w");
+    REQUIRE(f);
+    fputs("precious\n", f);
+    fclose(f);
+    char link[4300];
+    snprintf(link, sizeof link, "%s/v1/e3", dir);
+    REQUIRE(symlink(outside, link) == 0);
+    CHECK(tool(dir, "cache verify") == 1 && contains(out, "BAD e3"));
+    CHECK(tool(dir, "cache clear") == 0 && contains(out, "removed 1 entry"));
+    CHECK(stat(p, &st) == 0 && st.st_size == 9);
+    dump_on_failure(f0);
+    tu_rmtree(dir);
+    tu_rmtree(outside);
+}
+
+/* --problems /dev/zero grew to 8.6 GB; a FIFO hung; 100k sets took 2 minutes (quadratic
+ * duplicate check); a path longer than PATH_MAX was cut short and another file read. */
+static void test_problems_hostile(void) {
+    char err[512];
+    prob_file f;
+    CHECK(prob_load_file("/dev/zero", &f, err, sizeof err) == -1);
+    CHECKF(strstr(err, "not a regular file") != NULL, "%s", err);
+    const char *dir = tu_tmpdir();
+    char p[4200];
+    snprintf(p, sizeof p, "%s/fifo.txt", dir);
+    REQUIRE(mkfifo(p, 0644) == 0);
+    alarm(20); /* a hang kills the runner instead of CI */
+    CHECK(prob_load_file(p, &f, err, sizeof err) == -1);
+    alarm(0);
+    CHECKF(strstr(err, "not a regular file") != NULL, "%s", err);
+    CHECK(tool_timed(10, NULL, "demo --arch sm_100a --problems '%s'", p) == 2 &&
+          contains(out, "not a regular file"));
+    /* over the size cap: a sparse file, refused by its size before reading */
+    snprintf(p, sizeof p, "%s/big.txt", dir);
+    FILE *fp = fopen(p, "w");
+    REQUIRE(fp);
+    fclose(fp);
+    REQUIRE(truncate(p, (off_t)PROB_FILE_MAX + 1) == 0);
+    CHECK(prob_load_file(p, &f, err, sizeof err) == -1);
+    CHECKF(strstr(err, "larger than") != NULL, "%s", err);
+    /* a path longer than PATH_MAX whose first PATH_MAX-1 bytes name a real file */
+    snprintf(p, sizeof p, "%s/ok.txt", dir);
+    fp = fopen(p, "w");
+    REQUIRE(fp);
+    fputs("a 8x8x64\n", fp);
+    fclose(fp);
+    char *longp = malloc(PATH_MAX + 64);
+    REQUIRE(longp);
+    size_t n = strlen(p);
+    memcpy(longp, p, n);
+    while (n < PATH_MAX - 1) longp[n++] = '/'; /* "ok.txt////...": the same file if cut */
+    memcpy(longp + n, "x/y", 4);
+    CHECK(prob_load_file(longp, &f, err, sizeof err) == -1);
+    CHECKF(strstr(err, "longer than") != NULL, "%s", err);
+    free(longp);
+    tu_rmtree(dir);
+    /* 100k sets: linear duplicate check */
+    size_t sets = 100000;
+    char *text = malloc(sets * 24);
+    REQUIRE(text);
+    size_t len = 0;
+    for (size_t i = 0; i < sets; i++) len += (size_t)sprintf(text + len, "s%zu 8x8x64\n", i);
+    clock_t c0 = clock(); /* CPU time: the quadratic check took 2 minutes */
+    CHECK(prob_parse_text(text, len, "many.txt", &f, err, sizeof err) == 0 && f.count == sets);
+    double ms = (double)(clock() - c0) * 1e3 / CLOCKS_PER_SEC;
+    CHECKF(ms < 3000, "100k sets took %.0f ms of CPU", ms);
+    prob_file_free(&f);
+    len += (size_t)sprintf(text + len, "s77 8x8x64\n");
+    CHECK(prob_parse_text(text, len, "many.txt", &f, err, sizeof err) == -1);
+    CHECKF(strstr(err, "many.txt:100001: duplicate set name 's77' (first on line 78)"), "%s",
+           err);
+    free(text);
+}
+
 /* ---- demo without a GPU of the arch ------------------------------------------------------- */
 static void test_demo_groups(void) {
     const char *dir = tu_tmpdir();
@@ -542,5 +679,8 @@ const test_case tests_tool[] = {
     {"bench_needs_gpu", test_bench_needs_gpu},
     {"concurrent_compile", test_concurrent_compile},
     {"compile_times", test_compile_times},
+    {"fifo_in_cache", test_fifo_in_cache},
+    {"cache_untrusted", test_cache_untrusted},
+    {"problems_hostile", test_problems_hostile},
     {NULL, NULL},
 };

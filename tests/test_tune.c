@@ -3,6 +3,7 @@
  * processes). The GPU parts skip without a device. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -131,6 +132,76 @@ static void test_db_roundtrip(void) {
     tu_rmtree(dir);
 }
 
+/* issue 11: a FIFO planted as tune-v1.txt (or its lock) hung every plan and tune */
+static void test_db_fifo(void) {
+    const char *dir = tu_tmpdir();
+    char path[4200], lock[4300], err[512] = "";
+    snprintf(path, sizeof path, "%s/%s", dir, TDB_FILE);
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    REQUIRE(mkfifo(path, 0644) == 0);
+    tdb_entry a = make_entry("NVIDIA H200", "sm_90a:8x4096x7168", 64, 12.5), got;
+    tdb_entry *all = NULL;
+    size_t n = 0, ign = 0;
+    alarm(20); /* a hang kills the runner instead of CI */
+    errno = 0;
+    CHECK(tdb_load(NULL, path, &all, &n, &ign) == -1 && errno == ENODEV);
+    CHECK(tdb_lookup(NULL, path, &a.key, &got) == -1);
+    CHECK(tdb_store(NULL, path, &a, err, sizeof err) == -1);
+    CHECKF(contains(err, "not a regular file"), "%s", err);
+    unlink(path);
+    unlink(lock);
+    REQUIRE(mkfifo(lock, 0644) == 0);
+    CHECK(tdb_store(NULL, path, &a, err, sizeof err) == -1);
+    CHECKF(contains(err, "not a regular file"), "%s", err);
+    alarm(0);
+    free(all);
+    tu_rmtree(dir);
+}
+
+/* issue 11 defect 9: a store rewrote the file from its parsed entries, dropping comments and
+ * lines it could not parse (a newer library's, a hand edit); and a 4294967424-wide tile in a
+ * line wrapped to 128 through sscanf */
+static void test_db_keeps_lines(void) {
+    const char *dir = tu_tmpdir();
+    char path[4200], err[512] = "";
+    snprintf(path, sizeof path, "%s/%s", dir, TDB_FILE);
+    tdb_entry a = make_entry("NVIDIA H200", "sm_90a:8x4096x7168", 64, 12.5);
+    tdb_entry b = make_entry("NVIDIA H200", "sm_90a:16x4096x7168", 96, 9.0);
+    char la[2048], lb[2048];
+    REQUIRE(tdb_format(&a, la, sizeof la) == 0 && tdb_format(&b, lb, sizeof lb) == 0);
+    char text[8192];
+    snprintf(text, sizeof text,
+             TDB_HEADER "\n# tuned on the lab H200, 2026-12-03\n%s"
+             "NVIDIA H200\t132\t12080\t9.9.9\tsm_90a:1x8x64\tsm90a:128x64x64:s3:swap:act99\t1.0\n"
+             "NVIDIA H200\t132\t12080\t0.1.0\tsm_90a:2x8x64\tsm90a:4294967424x128x64:s4:swap\t1.0\n"
+             "%s",
+             la, lb);
+    write_text(path, text);
+    tdb_entry *all = NULL;
+    size_t n = 0, ign = 0;
+    CHECK(tdb_load(NULL, path, &all, &n, &ign) == 0 && n == 2 && ign == 2);
+    free(all);
+    tdb_entry b2 = make_entry("NVIDIA H200", "sm_90a:16x4096x7168", 192, 8.0);
+    tdb_entry c = make_entry("NVIDIA H200", "sm_90a:32x4096x7168", 32, 7.0);
+    REQUIRE(tdb_store(NULL, path, &b2, err, sizeof err) == 0);
+    REQUIRE(tdb_store(NULL, path, &c, err, sizeof err) == 0);
+    nj_buf t;
+    nj_buf_init(&t);
+    REQUIRE(nj_read_file(path, &t) == 0);
+    char lb2[2048], lc[2048];
+    REQUIRE(tdb_format(&b2, lb2, sizeof lb2) == 0 && tdb_format(&c, lc, sizeof lc) == 0);
+    char want[8192];
+    snprintf(want, sizeof want,
+             TDB_HEADER "\n# tuned on the lab H200, 2026-12-03\n%s"
+             "NVIDIA H200\t132\t12080\t9.9.9\tsm_90a:1x8x64\tsm90a:128x64x64:s3:swap:act99\t1.0\n"
+             "NVIDIA H200\t132\t12080\t0.1.0\tsm_90a:2x8x64\tsm90a:4294967424x128x64:s4:swap\t1.0\n"
+             "%s%s",
+             la, lb2, lc);
+    CHECKF(!strcmp(t.data, want), "got:\n%s\nwant:\n%s", t.data, want);
+    nj_buf_free(&t);
+    tu_rmtree(dir);
+}
+
 static void test_db_header(void) {
     const char *dir = tu_tmpdir();
     char path[4200];
@@ -197,11 +268,12 @@ static void test_db_corrupt_lines(void) {
     CHECK(contains(nvfp4jit_last_warning(ctx), "line ignored"));
     tdb_entry got;
     CHECK(tdb_lookup(ctx, path, &a.key, &got) == 1 && got.v.block_n == 64);
-    /* a store keeps the good entry and drops the bad lines */
+    /* a store keeps the good entry and the lines it cannot parse (issue 11: they may be a
+     * newer library's or a hand edit) */
     char err[512];
     tdb_entry b = make_entry("NVIDIA H200", "sm_90a:16x4096x7168", 96, 9.0);
     CHECK(tdb_store(ctx, path, &b, err, sizeof err) == 0);
-    CHECK(tdb_load(ctx, path, &all, &n, &ign) == 0 && n == 2 && ign == 0);
+    CHECK(tdb_load(ctx, path, &all, &n, &ign) == 0 && n == 2 && ign == 6);
     free(all);
     nvfp4jit_ctx_destroy(ctx);
     tu_rmtree(dir);
@@ -616,6 +688,8 @@ static void test_tool_mix(void) {
 const test_case tests_tune[] = {
     {"db_roundtrip", test_db_roundtrip},
     {"db_header", test_db_header},
+    {"db_fifo", test_db_fifo},
+    {"db_keeps_lines", test_db_keeps_lines},
     {"db_corrupt_lines", test_db_corrupt_lines},
     {"db_concurrent", test_db_concurrent},
     {"signature", test_signature},

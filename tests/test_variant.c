@@ -26,6 +26,32 @@ static void t_format_parse(void) {
     CHECK(nvfp4jit_variant_parse(NULL, &v) == NVFP4JIT_ERR_INVALID_ARG);
 }
 
+/* issue 11 defect 4: sscanf %d wrapped 4294967424 to 128 and took blanks and '+' */
+static void t_parse_strict(void) {
+    const char *bad[] = {"sm90a:4294967424x128x64:s4:swap", "sm90a:128x4294967424x64:s4",
+                         "sm90a:128x128x64:s4294967300", "sm90a:99999999999999999999x128x64:s4",
+                         "sm90a: 128x128x64:s4", "sm90a:128x 128x64:s4", "sm90a:+128x128x64:s4",
+                         "sm90a:128x+128x64:s4", "sm90a:128x128x64:s+4", "sm90a:-128x128x64:s4",
+                         "sm90a:0128x128x64:s4", "sm90a:128x128x64:s 4", "sm90a:128x128x64:s0",
+                         "sm90a:128x128x64:s4\n", "sm90a:128x128x64:s4:swap ", " sm90a:128x128x64:s4",
+                         "sm90a:128x128x64:s4:swap:swap", "sm90a:131073x128x64:s4", NULL};
+    nvfp4jit_variant v;
+    for (int i = 0; bad[i]; i++)
+        CHECKF(nvfp4jit_variant_parse(bad[i], &v) == NVFP4JIT_ERR_INVALID_ARG, "%s accepted",
+               bad[i]);
+    CHECK(nvfp4jit_variant_parse("sm90a:65536x8x64:s2", &v) == NVFP4JIT_OK && v.block_m == 65536);
+    CHECK(nvfp4jit_variant_parse("sm90a:65537x8x64:s2", &v) == NVFP4JIT_ERR_INVALID_ARG);
+}
+
+/* issue 11 defect 6: a NULL buffer is a length query, whatever n says */
+static void t_format_null(void) {
+    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 1, 1};
+    CHECK(nvfp4jit_variant_format(&v, NULL, 64) == (int)strlen("sm90a:128x128x64:s4:swap:act16"));
+    CHECK(nvfp4jit_variant_format(NULL, NULL, 64) == (int)strlen("(null)"));
+    char buf[8];
+    CHECK(nvfp4jit_variant_format(&v, buf, sizeof buf) == 30 && strlen(buf) == 7);
+}
+
 static void expect_invalid(nvfp4jit_ctx *ctx, nvfp4jit_variant v, const char *what) {
     CHECK(nvfp4jit_variant_check(ctx, &v) == NVFP4JIT_ERR_INVALID_VARIANT);
     CHECKF(strstr(nvfp4jit_last_error(ctx), what) != NULL, "[%s] lacks [%s]",
@@ -192,6 +218,8 @@ static void t_sm100_stages(void) {
 
 const test_case tests_variant[] = {
     {"sm100_stages", t_sm100_stages},
-    {"format_parse", t_format_parse}, {"sm90_rules", t_sm90_rules}, {"sm100_rules", t_sm100_rules},
+    {"format_parse", t_format_parse},
+    {"parse_strict", t_parse_strict},
+    {"format_null", t_format_null}, {"sm90_rules", t_sm90_rules}, {"sm100_rules", t_sm100_rules},
     {"space", t_space},               {"heuristic", t_heuristic},   {0, 0},
 };

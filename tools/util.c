@@ -118,7 +118,9 @@ static const tool_opt *find_opt(const tool_opt *opts, const char *name, size_t l
 
 /* Strict decimal integer. @return 0 or -1. */
 static int parse_long(const char *s, long *out) {
-    if (!*s) return -1;
+    /* strtol alone also takes leading blanks and a '+' */
+    if (!((s[0] >= '0' && s[0] <= '9') || (s[0] == '-' && s[1] >= '0' && s[1] <= '9')))
+        return -1;
     errno = 0;
     char *end;
     long v = strtol(s, &end, 10);
