@@ -257,16 +257,25 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
       auto desc_sf = [](int addr) -> u64 {
         return desc_encode(addr) | (desc_encode(8 * 16) << 32ULL) | (1ULL << 46ULL);
       };
-      for (int k = 0; k < nsub; k++) {
-        tcgen05_cp_nvfp4(tmem + ${SFA_TMEM} + k * 4, desc_sf(SFA_s + k * 512));
-        tcgen05_cp_nvfp4(tmem + ${SFB_TMEM} + k * 4, desc_sf(SFB_s + k * 512));
-      }
-      for (int k = 0; k < nsub; k++) {
-        // one MMA_K = 64 step is 32 bytes along the swizzled K-major row
-        tcgen05_mma_nvfp4(tmem, desc_ab(A_s + k * 32), desc_ab(B_s + k * 32), i_desc,
-                          tmem + ${SFA_TMEM} + k * 4, tmem + ${SFB_TMEM} + sfb_lane + k * 4,
-                          (it > 0 || k > 0) ? 1 : 0);
-      }
+      // A full k-tile (all but a partial last one) runs with the constant trip count ${SUB}, so
+      // its scale copies and MMAs are straight-line code as in the seed; the run-time loop of
+      // the partial last k-tile cost about 15 uniform instructions per MMA (review 2026-12-03).
+      auto issue = [&](const int n) {
+#pragma unroll
+        for (int k = 0; k < n; k++) {
+          tcgen05_cp_nvfp4(tmem + ${SFA_TMEM} + k * 4, desc_sf(SFA_s + k * 512));
+          tcgen05_cp_nvfp4(tmem + ${SFB_TMEM} + k * 4, desc_sf(SFB_s + k * 512));
+        }
+#pragma unroll
+        for (int k = 0; k < n; k++) {
+          // one MMA_K = 64 step is 32 bytes along the swizzled K-major row
+          tcgen05_mma_nvfp4(tmem, desc_ab(A_s + k * 32), desc_ab(B_s + k * 32), i_desc,
+                            tmem + ${SFA_TMEM} + k * 4, tmem + ${SFB_TMEM} + sfb_lane + k * 4,
+                            (it > 0 || k > 0) ? 1 : 0);
+        }
+      };
+      if (nsub == ${SUB}) issue(${SUB});
+      else issue(nsub);
       tcgen05_commit(mma_mbar + stage * 8);
     }
     tcgen05_commit(done_mbar);
