@@ -8,6 +8,7 @@
 #   bash bench/h200.sh final           all of the above for a release: GPU tests, sanitizers, bench table
 #   bash bench/h200.sh sanitize V...    compute-sanitizer memcheck + racecheck of `demo` (edges, bench4)
 #   bash bench/h200.sh engine           graphs, host time, MoE path: tests, memcheck, bench --moe
+#   bash bench/h200.sh soak             10,000-call soak, memcheck/racecheck/synccheck per strategy + MoE
 set -uo pipefail
 OUT=${OUT:-$PWD/out}; mkdir -p "$OUT"
 export NVFP4JIT_SOURCE_DIR=$PWD NVFP4JIT_CACHE_DIR=${NVFP4JIT_CACHE_DIR:-/tmp/nvfp4jit-cache}
@@ -84,5 +85,18 @@ engine)   # issue 12: graphs, host time, the MoE path (tests, sanitizers, bench 
     --set decode64-up,decode64-down,prefill8-up,skewed8-up --no-cublas > "$OUT/engine_moe.txt" 2>&1
   timeout 150 "$B/nvfp4jit" bench --moe --iters 20 --csv "$OUT/engine_gpumode.csv" > "$OUT/engine_gpumode.txt" 2>&1
   grep -hE '^== |nvfp4jit sm|sm90a:|host us|cuBLAS|rror|^geomean' "$OUT/engine_moe.txt" "$OUT/engine_gpumode.txt" ;;
+soak)   # issue 11 part 7: the 10,000-call soak, then every sanitizer on every strategy (edges set) and the MoE path
+  (cd "$B" && NVFP4JIT_TEST_SOAK=1 timeout 200 ./nvfp4jit_tests gpu soak) 2>&1 | tee "$OUT/soak.log" | grep -E 'soak|^ok|FAIL'
+  for v in sm90a:128x128x64:s4 sm90a:128x32x128:s3:swap sm90a:128x64x64:s4:swap:act16 sm90a:128x64x64:s4:swap:act16p; do
+    for tool in memcheck racecheck synccheck; do
+      timeout 60 compute-sanitizer --tool $tool --error-exitcode 9 "$B/nvfp4jit" demo --arch sm_90a \
+        --problems problems/moe.txt --set edges --variant "$v" --iters 1 > "$OUT/san.log" 2>&1
+      echo "$tool $v edges: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san.log" | tail -1)"
+    done
+  done
+  for tool in racecheck synccheck; do
+    (cd "$B" && timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 ./nvfp4jit_tests moe small) > "$OUT/san.log" 2>&1
+    echo "$tool moe small: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san.log" | tail -1)"
+  done ;;
 *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac

@@ -46,6 +46,7 @@ const drv_api *drv_load(void) {
         LOAD(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel");
         LOAD(cuMemAlloc, "cuMemAlloc_v2");
         LOAD(cuMemFree, "cuMemFree_v2");
+        LOAD(cuMemGetInfo, "cuMemGetInfo_v2");
         LOAD(cuMemAllocHost, "cuMemAllocHost_v2");
         LOAD(cuMemFreeHost, "cuMemFreeHost");
         LOAD(cuMemcpyHtoD, "cuMemcpyHtoD_v2");

@@ -32,6 +32,7 @@ typedef struct drv_api {
                                           unsigned, unsigned, unsigned, CUstream, void **);
     CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
     CUresult (*cuMemFree)(CUdeviceptr);
+    CUresult (*cuMemGetInfo)(size_t *, size_t *);
     CUresult (*cuMemAllocHost)(void **, size_t);
     CUresult (*cuMemFreeHost)(void *);
     CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
