@@ -11,6 +11,7 @@
 #include "fakecuda/fakecuda.h"
 #include "family.h"
 #include "kernel.h"
+#include "reference.h"
 #include "testutil.h"
 #include "tune.h"
 
@@ -35,14 +36,38 @@ static struct {
     long n;
 } seen;
 
+/* 1: the hook runs grouped GEMM launches on the CPU (ref_gemm over the blob's groups), so
+ * that nvfp4jit_tune's check of the winner passes */
+static int exec_gemm;
+
+static void run_on_cpu(uint64_t blob, int act16) {
+    const unsigned char *b = (const unsigned char *)(uintptr_t)blob;
+    int32_t hdr[4];
+    memcpy(hdr, b, sizeof hdr);
+    uint64_t goff = 16;
+    if (act16) memcpy(&goff, b + 32, 8);
+    for (int32_t i = 0; i < hdr[1]; i++) {
+        uint64_t p[5];
+        int32_t d[3];
+        memcpy(p, b + goff + 64 * (uint64_t)i, sizeof p);
+        memcpy(d, b + goff + 64 * (uint64_t)i + (act16 ? 48 : 40), sizeof d);
+        if (d[0] <= 0) continue;
+        ref_gemm((const uint8_t *)(uintptr_t)p[0], (const uint8_t *)(uintptr_t)p[2],
+                 (const uint8_t *)(uintptr_t)p[1], (const uint8_t *)(uintptr_t)p[3], d[0], d[1],
+                 d[2], (uint16_t *)(uintptr_t)p[4], 1);
+    }
+}
+
 static void hook(const char *func, void **params, int nparams, void *user) {
     (void)user;
     snprintf(seen.func, sizeof seen.func, "%s", func);
     seen.nparams = nparams;
     seen.n++;
-    if (!strncmp(func, NJ_KERNEL_NAME, strlen(NJ_KERNEL_NAME))) {
-        memcpy(&seen.blob, params[0], 8); /* every grouped kernel: (blob, MoeArgs) */
-        memcpy(&seen.moe, params[1], sizeof seen.moe);
+    if (!strcmp(func, NJ_KERNEL_NAME)) {
+        memcpy(&seen.blob, params[0], 8); /* the dual kernel: (blob); act16: (blob, MoeArgs) */
+        if (nparams >= 2) memcpy(&seen.moe, params[1], sizeof seen.moe);
+        else memset(&seen.moe, 0, sizeof seen.moe);
+        if (exec_gemm && !seen.moe.status) run_on_cpu(seen.blob, nparams >= 2);
     }
 }
 
@@ -690,6 +715,190 @@ static void t_faults_sweep(void) {
     gset_free(&s);
 }
 
+/* ---- nvfp4jit_tune end to end: compile, time with events, check (launches run on the CPU
+ * through the hook), store; then plan_create takes the result ---- */
+static void fill_random(gset *s, uint64_t seed) {
+    ref_rng r;
+    ref_rng_seed(&r, seed);
+    for (size_t i = 0; i < s->n; i++) {
+        nvfp4jit_group *g = &s->g[i];
+        if (!g->m) continue;
+        ref_fill_packed(&r, (uint8_t *)(uintptr_t)g->a, g->m, g->k);
+        ref_fill_packed(&r, (uint8_t *)(uintptr_t)g->b, g->n, g->k);
+        ref_fill_scales(&r, (uint8_t *)(uintptr_t)g->sfa, g->m, g->k, 2);
+        ref_fill_scales(&r, (uint8_t *)(uintptr_t)g->sfb, g->n, g->k, 2);
+    }
+}
+
+static void t_tune(void) {
+    SETUP();
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    static const int64_t shapes[2][3] = {{24, 64, 128}, {0, 64, 128}};
+    gset s;
+    REQUIRE(gset_make(&s, shapes, 2) == 0);
+    fill_random(&s, 11);
+    fakecuda_stats base = stats();
+    nvfp4jit_tune_options o = {0};
+    o.candidates = 3;
+    o.iters = 10;
+    o.warmup = 1;
+    o.jobs = 2;
+    nvfp4jit_tune_result res[3];
+    size_t nres = 0;
+    o.results = res;
+    o.results_cap = 3;
+    o.results_count = &nres;
+    nvfp4jit_variant best;
+    double us = 0;
+    exec_gemm = 1;
+    nvfp4jit_status st = nvfp4jit_tune(ctx, NVFP4JIT_ARCH_SM90A, s.g, 2, &o, &best, &us);
+    exec_gemm = 0;
+    CHECKF(st == NVFP4JIT_OK, "%s: %s", nvfp4jit_status_string(st), nvfp4jit_last_error(ctx));
+    CHECK(nres == 3 && us > 0);
+    int winners = 0;
+    for (size_t i = 0; i < nres && i < 3; i++) winners += res[i].winner;
+    CHECK(winners == 1);
+    fakecuda_stats e = stats();
+    CHECK(same_live(&base, &e));
+    nvfp4jit_plan *p = NULL;
+    nvfp4jit_choice ch;
+    REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 2, NULL, &p) == NVFP4JIT_OK);
+    CHECK(!memcmp(nvfp4jit_plan_variant(p, &ch), &best, sizeof best) &&
+          ch == NVFP4JIT_CHOICE_TUNED);
+    nvfp4jit_plan_destroy(p);
+    /* launches that compute nothing: every candidate fails the check */
+    o.no_store = 1;
+    memset((void *)(uintptr_t)s.g[0].c, 0xFF, 24 * 64 * 2); /* fp16 NaN */
+    st = nvfp4jit_tune(ctx, NVFP4JIT_ARCH_SM90A, s.g, 2, &o, &best, &us);
+    CHECKF(st == NVFP4JIT_ERR_INTERNAL, "%s: %s", nvfp4jit_status_string(st),
+           nvfp4jit_last_error(ctx));
+    /* driver failures: an error (or a candidate dropped), nothing left behind */
+    static const char *const apis[] = {"cuStreamCreate", "cuEventCreate", "cuEventRecord",
+                                       "cuEventElapsedTime", "cuStreamSynchronize",
+                                       "cuMemcpyDtoH", "cuLaunchKernel", "cuMemAlloc"};
+    exec_gemm = 1;
+    for (size_t i = 0; i < sizeof apis / sizeof *apis; i++) {
+        for (int n = 1; n <= 2; n++) {
+            char spec[96];
+            snprintf(spec, sizeof spec, "%s:%d", apis[i], n);
+            REQUIRE(fk.fail(spec) == 0);
+            st = nvfp4jit_tune(ctx, NVFP4JIT_ARCH_SM90A, s.g, 2, &o, &best, &us);
+            fk.fail(NULL);
+            const char *msg = nvfp4jit_last_error(ctx);
+            CHECKF(st == NVFP4JIT_OK || (st == NVFP4JIT_ERR_CUDA && strstr(msg, "CUDA_ERROR_")),
+                   "%s: %s: %s", spec, nvfp4jit_status_string(st), msg);
+            e = stats();
+            CHECKF(same_live(&base, &e), "%s: device %ld -> %ld, host %ld -> %ld, events %ld -> "
+                   "%ld, streams %ld -> %ld", spec, base.live_dev_allocs, e.live_dev_allocs,
+                   base.live_host_allocs, e.live_host_allocs, base.live_events, e.live_events,
+                   base.live_streams, e.live_streams);
+        }
+    }
+    exec_gemm = 0;
+    gset_free(&s);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+/* ---- the environment: FAKECUDA_FAIL at cuInit, FAKECUDA_DEVICES, FAKECUDA_CC, through the
+ * command (a process of its own, so the driver is loaded afresh) ---- */
+static void t_env(void) {
+    SETUP();
+    const char *drv = getenv("NVFP4JIT_CUDA_DRIVER");
+    static const struct {
+        const char *env, *want;
+        int rc;
+    } cases[] = {
+        {"FAKECUDA_FAIL=cuInit:1", "could not be loaded or initialised", 0},
+        {"FAKECUDA_DEVICES=0", "no CUDA device", 0},
+        /* sm_100a runs (its 16U4 maps accepted at cc 10.0) and fails the check: launches do
+         * nothing */
+        {"FAKECUDA_CC=100", "FAIL group 0", 1},
+        {"FAKECUDA_FAIL=cuMemAlloc:1", "CUDA_ERROR_OUT_OF_MEMORY", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char cmd[8192], out[16384];
+        snprintf(cmd, sizeof cmd,
+                 "env NVFP4JIT_CUDA_DRIVER='%s' %s '%s' --cache-dir '%s' demo --groups 8x64x128",
+                 drv, cases[i].env, tu_tool(), fk.cache);
+        int rc = tu_run(cmd, out, sizeof out);
+        CHECKF(strstr(out, cases[i].want) != NULL, "%s: rc %d, output:\n%s", cases[i].env, rc,
+               out);
+        CHECKF(rc == cases[i].rc, "%s: rc %d, output:\n%s", cases[i].env, rc, out);
+    }
+}
+
+/* The same sweep for a run under a global-mode capture, and for MoE plan creation. */
+static void t_faults_sweep_capture_moe(void) {
+    SETUP();
+    const drv_api *api = fk.api;
+    static const char *const apis[] = {
+        "cuModuleLoadData", "cuMemAlloc", "cuMemAllocHost", "cuMemcpyHtoDAsync",
+        "cuTensorMapEncodeTiled", "cuLaunchKernel", "cuStreamCreate", "cuStreamSynchronize",
+        "cuThreadExchangeStreamCaptureMode", "cuStreamIsCapturing", "cuMemcpyHtoD",
+        "cuMemsetD8", "cuFuncSetAttribute", "cuOccupancyMaxActiveBlocksPerMultiprocessor"};
+    gset s;
+    REQUIRE(gset_make(&s, SHAPES, 3) == 0);
+    moe_bufs mb;
+    REQUIRE(moe_alloc(&mb, 3, 64, 128, 256) == 0);
+    CUstream st;
+    REQUIRE(api->cuStreamCreate(&st, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+    for (size_t i = 0; i < sizeof apis / sizeof *apis; i++) {
+        for (int n = 1; n <= 3; n++) {
+            char spec[96];
+            snprintf(spec, sizeof spec, "%s:%d", apis[i], n);
+            nvfp4jit_ctx *ctx = new_ctx();
+            REQUIRE(ctx);
+            fakecuda_stats base = stats();
+            /* a capture */
+            nvfp4jit_plan *p = NULL;
+            REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 3, &ACT16P, &p) ==
+                    NVFP4JIT_OK);
+            REQUIRE(api->cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL) == CUDA_SUCCESS);
+            REQUIRE(fk.fail(spec) == 0);
+            nvfp4jit_status r = nvfp4jit_plan_run(p, s.g, 3, st);
+            fk.fail(NULL);
+            const char *msg = nvfp4jit_last_error(ctx);
+            CHECKF(r == NVFP4JIT_OK || (r == NVFP4JIT_ERR_CUDA && strstr(msg, "CUDA_ERROR_")),
+                   "capture %s: %s: %s", spec, nvfp4jit_status_string(r), msg);
+            CUgraph g = NULL;
+            CUresult cr = api->cuStreamEndCapture(st, &g);
+            CHECKF(cr == CUDA_SUCCESS || r != NVFP4JIT_OK, "capture %s: invalidated", spec);
+            if (g) api->cuGraphDestroy(g);
+            CHECKF(nvfp4jit_plan_run(p, s.g, 3, st) == NVFP4JIT_OK, "capture %s: then %s", spec,
+                   nvfp4jit_last_error(ctx));
+            CHECK(api->cuStreamSynchronize(st) == CUDA_SUCCESS);
+            nvfp4jit_plan_destroy(p);
+            /* a MoE plan */
+            nvfp4jit_weights_desc d = {3, 64, 128, mb.b, mb.sfb, NULL, NULL};
+            nvfp4jit_weights *w = NULL;
+            REQUIRE(nvfp4jit_weights_create(ctx, NVFP4JIT_ARCH_SM90A, &d, &w) == NVFP4JIT_OK);
+            nvfp4jit_moe_plan *mp = NULL;
+            REQUIRE(fk.fail(spec) == 0);
+            r = nvfp4jit_moe_plan_create(w, 256, &ACT16P, &mp);
+            fk.fail(NULL);
+            msg = nvfp4jit_last_error(ctx);
+            CHECKF(r == NVFP4JIT_OK || (r == NVFP4JIT_ERR_CUDA && strstr(msg, "CUDA_ERROR_") &&
+                                        !mp),
+                   "moe %s: %s: %s", spec, nvfp4jit_status_string(r), msg);
+            if (!mp) CHECK(nvfp4jit_moe_plan_create(w, 256, &ACT16P, &mp) == NVFP4JIT_OK);
+            nvfp4jit_moe_call call = {mb.a, mb.sfa, mb.c, mb.off, mb.sfoff};
+            CHECKF(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_OK, "moe %s: then %s", spec,
+                   nvfp4jit_last_error(ctx));
+            nvfp4jit_moe_plan_destroy(mp);
+            nvfp4jit_weights_destroy(w);
+            fakecuda_stats e = stats();
+            CHECKF(same_live(&base, &e), "%s: device %ld -> %ld, host %ld -> %ld, streams %ld -> %ld",
+                   spec, base.live_dev_allocs, e.live_dev_allocs, base.live_host_allocs,
+                   e.live_host_allocs, base.live_streams, e.live_streams);
+            nvfp4jit_ctx_destroy(ctx);
+        }
+    }
+    api->cuStreamDestroy(st);
+    moe_free(&mb);
+    gset_free(&s);
+}
+
 static void t_cleanup(void) {
     if (fk.own_cache) tu_rmtree(fk.cache);
     fk.own_cache = 0;
@@ -702,10 +911,13 @@ const test_case tests_fakecuda[] = {
     {"act16", t_act16},
     {"moe", t_moe},
     {"tune_lookup", t_tune_lookup},
+    {"tune", t_tune},
     {"reference_run", t_reference_run},
     {"faults_plan", t_faults_plan},
     {"faults_moe", t_faults_moe},
     {"faults_sweep", t_faults_sweep},
+    {"faults_sweep_capture_moe", t_faults_sweep_capture_moe},
+    {"env", t_env},
     {"cleanup", t_cleanup},
     {0, 0},
 };

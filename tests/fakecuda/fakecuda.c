@@ -1127,22 +1127,27 @@ FK_API CUresult cuGraphDestroy(CUgraph g) {
 }
 
 /* ---- tensor maps: the rules of cuda.h's cuTensorMapEncodeTiled documentation ---- */
-static int elem_bytes(CUtensorMapDataType t) {
+/* Bits per element in global memory; 0: not a type. The packed types (16 values per 8 or 16
+ * bytes) exist from compute capability 10.0 (the H200's driver rejects them). */
+static int elem_bits(CUtensorMapDataType t) {
     switch (t) {
-    case CU_TENSOR_MAP_DATA_TYPE_UINT8: return 1;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT8: return 8;
     case CU_TENSOR_MAP_DATA_TYPE_UINT16:
     case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
-    case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16: return 2;
+    case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16: return 16;
     case CU_TENSOR_MAP_DATA_TYPE_UINT32:
     case CU_TENSOR_MAP_DATA_TYPE_INT32:
     case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
     case CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ:
     case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32:
-    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ: return 4;
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ: return 32;
     case CU_TENSOR_MAP_DATA_TYPE_UINT64:
     case CU_TENSOR_MAP_DATA_TYPE_INT64:
-    case CU_TENSOR_MAP_DATA_TYPE_FLOAT64: return 8;
-    default: return 0; /* the packed sub-byte types: not used by the library, refused */
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT64: return 64;
+    case CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B: return g_cc >= 100 ? 4 : 0;
+    case CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B:
+    case CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B: return g_cc >= 100 ? 8 : 0;
+    default: return 0;
     }
 }
 
@@ -1154,33 +1159,45 @@ FK_API CUresult cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType typ
                                        CUtensorMapFloatOOBfill oob) {
     NEED_INIT();
     FAULT("cuTensorMapEncodeTiled");
-    int es = elem_bytes(type);
-    if (!map || ((uintptr_t)map % 64) || !es || rank < 1 || rank > 5) return CUDA_ERROR_INVALID_VALUE;
+    int bits = elem_bits(type);
+    int p16 = type == CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B ||
+              type == CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B;
+    if (!map || ((uintptr_t)map % 64) || !bits || rank < 1 || rank > 5) return CUDA_ERROR_INVALID_VALUE;
     if (il > CU_TENSOR_MAP_INTERLEAVE_32B || (il != CU_TENSOR_MAP_INTERLEAVE_NONE && rank < 3))
         return CUDA_ERROR_INVALID_VALUE;
-    if (!addr || (uintptr_t)addr % (il == CU_TENSOR_MAP_INTERLEAVE_32B ? 32 : 16))
+    if (type == CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B && il != CU_TENSOR_MAP_INTERLEAVE_NONE)
         return CUDA_ERROR_INVALID_VALUE;
+    unsigned align = il == CU_TENSOR_MAP_INTERLEAVE_32B || p16 ? 32 : 16;
+    if (!addr || (uintptr_t)addr % align) return CUDA_ERROR_INVALID_VALUE;
     if (!dims || !box || !estr || (rank > 1 && !strides)) return CUDA_ERROR_INVALID_VALUE;
     for (unsigned i = 0; i < rank; i++) {
         if (dims[i] == 0 || dims[i] > (1ull << 32)) return CUDA_ERROR_INVALID_VALUE;
         if (box[i] == 0 || box[i] > 256) return CUDA_ERROR_INVALID_VALUE;
         if (estr[i] == 0 || estr[i] > 8) return CUDA_ERROR_INVALID_VALUE;
     }
+    if (p16 && (dims[0] % 128 || box[0] != 128)) return CUDA_ERROR_INVALID_VALUE;
+    if (type == CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B && dims[0] % 2) return CUDA_ERROR_INVALID_VALUE;
     for (unsigned i = 0; i + 1 < rank; i++) {
-        if (strides[i] % (il == CU_TENSOR_MAP_INTERLEAVE_32B ? 32 : 16) ||
-            strides[i] >= (1ull << 40))
-            return CUDA_ERROR_INVALID_VALUE;
+        if (strides[i] % align || strides[i] >= (1ull << 40)) return CUDA_ERROR_INVALID_VALUE;
         /* each stride covers the dimension below it */
-        uint64_t below = i == 0 ? dims[0] * (uint64_t)es : strides[i - 1] * dims[i];
+        uint64_t below = i == 0 ? (dims[0] * (uint64_t)bits + 7) / 8 : strides[i - 1] * dims[i];
         if (strides[i] < below) return CUDA_ERROR_INVALID_VALUE;
     }
-    if (il == CU_TENSOR_MAP_INTERLEAVE_NONE && ((uint64_t)box[0] * (uint64_t)es) % 16)
+    uint64_t inner = (uint64_t)box[0] * (uint64_t)bits / 8; /* bytes of the box's inner row */
+    if (il == CU_TENSOR_MAP_INTERLEAVE_NONE && ((uint64_t)box[0] * (uint64_t)bits) % 128)
         return CUDA_ERROR_INVALID_VALUE;
     if (swz > CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B) return CUDA_ERROR_INVALID_VALUE;
     if (il == CU_TENSOR_MAP_INTERLEAVE_32B && swz != CU_TENSOR_MAP_SWIZZLE_32B)
         return CUDA_ERROR_INVALID_VALUE;
+    if (type == CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B &&
+        !(swz == CU_TENSOR_MAP_SWIZZLE_NONE || swz == CU_TENSOR_MAP_SWIZZLE_128B ||
+          swz == CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B || swz == CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (type == CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B &&
+        !(swz == CU_TENSOR_MAP_SWIZZLE_NONE || swz == CU_TENSOR_MAP_SWIZZLE_128B ||
+          swz == CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B))
+        return CUDA_ERROR_INVALID_VALUE;
     if (il == CU_TENSOR_MAP_INTERLEAVE_NONE && swz != CU_TENSOR_MAP_SWIZZLE_NONE) {
-        uint64_t inner = (uint64_t)box[0] * (uint64_t)es;
         uint64_t span = swz == CU_TENSOR_MAP_SWIZZLE_32B ? 32 : swz == CU_TENSOR_MAP_SWIZZLE_64B ? 64 : 128;
         if (inner > span) return CUDA_ERROR_INVALID_VALUE;
     }
