@@ -79,6 +79,7 @@ const drv_api *drv_load(void) {
         LOAD(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
 #undef LOAD
         if (ok && g_api.cuInit(0) != CUDA_SUCCESS) ok = 0;
+        if (!ok && h) dlclose(h); /* a library without every entry point, or cuInit failed */
         g_loaded = ok ? 1 : -1;
     }
     pthread_mutex_unlock(&g_lock);

@@ -585,8 +585,12 @@ static void t_faults_plan(void) {
                 "cuMemcpyHtoDAsync (plan blob)", ctx);
     expect_fail("cuLaunchKernel:1", do_run, &r, NVFP4JIT_ERR_CUDA,
                 "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "cuLaunchKernel (prep)", ctx);
+    /* the GEMM launch fails after the prep launch and the upload were queued: the slot's
+     * event is recorded after them, so no later call rewrites the slot under them */
+    long records = fk.calls("cuEventRecord");
     expect_fail("cuLaunchKernel:2", do_run, &r, NVFP4JIT_ERR_CUDA,
                 "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "cuLaunchKernel", ctx);
+    CHECK(fk.calls("cuEventRecord") == records + 1);
     expect_fail("cuEventRecord:1", do_run, &r, NVFP4JIT_ERR_CUDA, "CUDA_ERROR_UNKNOWN",
                 "cuEventRecord", ctx);
     expect_fail("cuStreamIsCapturing:1", do_run, &r, NVFP4JIT_ERR_CUDA, "CUDA_ERROR_UNKNOWN",
@@ -811,6 +815,9 @@ static void t_env(void) {
     } cases[] = {
         {"FAKECUDA_FAIL=cuInit:1", "could not be loaded or initialised", 0},
         {"FAKECUDA_DEVICES=0", "no CUDA device", 0},
+        /* a driver path that is not there, a library that is not a driver */
+        {"NVFP4JIT_CUDA_DRIVER=/nonexistent/libcuda.so.1", "could not be loaded", 0},
+        {"NVFP4JIT_CUDA_DRIVER=libm.so.6", "could not be loaded", 0},
         /* sm_100a runs (its 16U4 maps accepted at cc 10.0) and fails the check: launches do
          * nothing */
         {"FAKECUDA_CC=100", "FAIL group 0", 1},
