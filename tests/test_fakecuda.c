@@ -216,20 +216,21 @@ static void t_plan_run(void) {
     uint64_t blob0 = seen.blob;
     CHECK(nvfp4jit_plan_run(p, s.g, 3, NULL) == NVFP4JIT_OK);
     fakecuda_stats b = stats();
-    CHECK(b.launches == a.launches + 1 && b.htod_copies == a.htod_copies);
+    CHECK(b.launches == a.launches + 1 && b.htod_copies == a.htod_copies && b.syncs == a.syncs);
     CHECK(fk.calls("cuMemAlloc") == allocs && fk.calls("cuEventQuery") == queries);
     CHECK(seen.blob == blob0);
     /* new pointers: another upload slot while the last one's launch is "in flight"; with
      * every event pending, 16 slots fill up and the 17th call waits for the oldest */
     fk.pending(1);
-    long syncs = fk.calls("cuEventSynchronize");
+    long syncs = fk.calls("cuEventSynchronize"), waits = stats().syncs;
     gset s2 = s;
     for (int i = 0; i < 17; i++) {
         s2.g[0].c = s.g[0].c + 16 * (uint64_t)(i % 2); /* still inside the buffer */
         s2.g[2].m = 1 + i;
         CHECK(nvfp4jit_plan_run(p, s2.g, 3, NULL) == NVFP4JIT_OK);
-        if (i < 15) CHECK(fk.calls("cuEventSynchronize") == syncs);
+        if (i < 15) CHECK(fk.calls("cuEventSynchronize") == syncs && stats().syncs == waits);
     }
+    CHECK(stats().pageable_async_copies == 0); /* uploads from pinned memory only */
     CHECK(fk.calls("cuEventSynchronize") == syncs + 1);
     CHECK(stats().live_events == base.live_events + 16);
     CHECK(fk.calls("cuMemAlloc") == allocs);
@@ -393,6 +394,9 @@ static void t_moe(void) {
     REQUIRE(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_OK);
     fakecuda_stats b = stats();
     CHECK(b.coop_launches == a.coop_launches + 1 && b.grid[0] == info.grid);
+    /* a MoE call: one launch, nothing else (no copy, no allocation, no wait) */
+    CHECK(b.syncs == a.syncs && b.htod_copies == a.htod_copies && b.memsets == a.memsets &&
+          b.live_dev_allocs == a.live_dev_allocs);
     CHECK(seen.moe.a == mb.a && seen.moe.offsets == mb.off && seen.moe.max_rows == 256);
     /* the blob: every expert's weight map, the token map over the whole workspace */
     const unsigned char *blob = (const unsigned char *)(uintptr_t)seen.blob;

@@ -435,6 +435,7 @@ FK_API CUresult cuCtxSynchronize(void) {
     LOCK();
     CUresult r = unsafe_call();
     if (r == CUDA_SUCCESS) complete_all_events();
+    g_st.syncs++;
     UNLOCK();
     return r;
 }
@@ -757,6 +758,7 @@ static CUresult mem_free(const char *api, int kind, void *p) {
     LOCK();
     CUresult r = unsafe_call();
     fk_obj *o = NULL;
+    g_st.syncs++;
     for (fk_obj *x = g_objs; r == CUDA_SUCCESS && x; x = x->next)
         if (x->kind == kind && x->mem == p) o = x;
     if (r == CUDA_SUCCESS && !o) r = CUDA_ERROR_INVALID_VALUE;
@@ -811,6 +813,8 @@ static CUresult copy_htod(const char *api, CUdeviceptr d, const void *h, size_t 
     if (r == CUDA_SUCCESS && n) {
         memmove((void *)(uintptr_t)d, h, n);
         g_st.htod_copies++;
+        if (!async) g_st.syncs++;
+        else if (!mem_find((uintptr_t)h, n, K_HOST)) g_st.pageable_async_copies++;
     }
     UNLOCK();
     return r;
@@ -832,6 +836,7 @@ FK_API CUresult cuMemcpyDtoH(void *h, CUdeviceptr d, size_t n) {
     if (r == CUDA_SUCCESS && n) {
         memmove(h, (const void *)(uintptr_t)d, n);
         g_st.dtoh_copies++;
+        g_st.syncs++;
         complete_all_events(); /* synchronous: waits for the legacy stream */
     }
     UNLOCK();
@@ -849,6 +854,7 @@ static CUresult memset8(const char *api, CUdeviceptr d, unsigned char v, size_t 
     if (r == CUDA_SUCCESS && n) {
         memset((void *)(uintptr_t)d, v, n);
         g_st.memsets++;
+        if (!async) g_st.syncs++;
     }
     UNLOCK();
     return r;
@@ -903,6 +909,7 @@ FK_API CUresult cuStreamSynchronize(CUstream st) {
     }
     if (r == CUDA_SUCCESS && !s) r = unsafe_call(); /* the legacy stream syncs with all */
     if (r == CUDA_SUCCESS) complete_all_events();
+    g_st.syncs++;
     UNLOCK();
     return r;
 }
@@ -968,6 +975,7 @@ FK_API CUresult cuEventSynchronize(CUevent e) {
     LOCK();
     fk_obj *o = obj_find(e, K_EVENT);
     if (o) o->pending = 0;
+    g_st.syncs++;
     UNLOCK();
     return o ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }

@@ -39,6 +39,11 @@ typedef struct fakecuda_stats {
         live_graphs, live_execs;
     size_t live_dev_bytes;
     long htod_copies, dtoh_copies, memsets;
+    long syncs;                 /* calls that wait for the device: cuCtxSynchronize,
+                                   cuStreamSynchronize, cuEventSynchronize, the synchronous
+                                   copies and memsets, memory frees */
+    long pageable_async_copies; /* cuMemcpyHtoDAsync from memory not of cuMemAllocHost (the
+                                   real driver stages it, synchronously) */
 } fakecuda_stats;
 
 /* The 128-byte form cuTensorMapEncodeTiled writes. */
