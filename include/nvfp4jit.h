@@ -121,7 +121,9 @@ typedef struct nvfp4jit_ctx_options {
 } nvfp4jit_ctx_options;
 
 /** Create a context. Loads nothing from the CUDA driver: everything but running works without
- *  a GPU. @param opts may be NULL (defaults). @param out receives the context, or NULL on
+ *  a GPU. The driver is loaded on first use with dlopen("libcuda.so.1"), or the library that
+ *  the environment variable NVFP4JIT_CUDA_DRIVER names (a path; for tests, e.g. the fake driver
+ *  tests/fakecuda builds; ignored in set-user-ID/set-group-ID processes). @param opts may be NULL (defaults). @param out receives the context, or NULL on
  *  error. @return NVFP4JIT_OK, NVFP4JIT_ERR_INVALID_ARG (out is NULL),
  *  NVFP4JIT_ERR_OUT_OF_MEMORY, NVFP4JIT_ERR_TEMPLATE (the Lua state could not be made). */
 NVFP4JIT_API nvfp4jit_status nvfp4jit_ctx_create(const nvfp4jit_ctx_options *opts,

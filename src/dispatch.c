@@ -515,7 +515,13 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *p, const nvfp4jit_
     NJ_FORWARD_IF_ERROR(eager_slot(p, api, &sl));
     p->cur = -1; /* the slot is rewritten below: not reusable until it is complete */
     NJ_FORWARD_IF_ERROR(slot_fill(p, api, sl, groups, need, st));
-    NJ_FORWARD_IF_ERROR(launch_eager(p, api, sl, st));
+    nvfp4jit_status s2 = launch_eager(p, api, sl, st);
+    if (s2 != NVFP4JIT_OK) {
+        /* the upload (and, act16, a prep launch that read the slot) are queued on st: the
+         * slot is free again only after them, not after its last successful launch */
+        if (api->cuEventRecord(sl->done, st) == CUDA_SUCCESS) sl->recorded = 1;
+        return s2;
+    }
     p->cur = (int)(sl - p->eager);
     return NVFP4JIT_OK;
 }

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int drv_test_force_missing;
@@ -18,7 +19,11 @@ const drv_api *drv_load(void) {
     if (drv_test_force_missing) return NULL;
     pthread_mutex_lock(&g_lock);
     if (g_loaded == 0) {
-        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        /* NVFP4JIT_CUDA_DRIVER: another driver library (the tests' fake, tests/fakecuda);
+         * ignored in set-user-ID/set-group-ID processes (secure_getenv) */
+        const char *path = secure_getenv("NVFP4JIT_CUDA_DRIVER");
+        if (!path || !*path) path = "libcuda.so.1";
+        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         int ok = h != NULL;
 #define LOAD(field, sym)                                                                     \
     if (ok) {                                                                                \
@@ -75,6 +80,7 @@ const drv_api *drv_load(void) {
         LOAD(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
 #undef LOAD
         if (ok && g_api.cuInit(0) != CUDA_SUCCESS) ok = 0;
+        if (!ok && h) dlclose(h); /* a library without every entry point, or cuInit failed */
         g_loaded = ok ? 1 : -1;
     }
     pthread_mutex_unlock(&g_lock);

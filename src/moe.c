@@ -187,7 +187,9 @@ static nvfp4jit_status moe_build(nvfp4jit_moe_plan *p, const drv_api *api) {
     DRV_CHECK(ctx, api, cuMemcpyHtoD(p->status, st0, sizeof st0), "cuMemcpyHtoD (MoE error word)");
     DRV_CHECK(ctx, api, cuMemAlloc(&p->barrier, 8), "cuMemAlloc (MoE grid barrier)");
     DRV_CHECK(ctx, api, cuMemsetD8(p->barrier, 0, 8), "cuMemsetD8 (MoE grid barrier)");
-    unsigned char *host = malloc(bb);
+    /* the tensor maps inside must be 64-byte aligned (cuTensorMapEncodeTiled's contract;
+     * malloc gives 16) */
+    unsigned char *host = aligned_alloc(64, (bb + 63) / 64 * 64);
     NJ_RETURN_IF(ctx, !host, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (MoE blob)");
     nvfp4jit_status s = sm90_moe_blob_fill(ctx, api, v, w->experts, w->n, w->k, w->b, w->sfb,
                                            p->max_rows, (uint64_t)p->ws, host);

@@ -14,7 +14,7 @@ int tu_failures;
 int tu_skipped;
 char tu_skip_reason[256];
 
-#define AREAS(X) X(reference) X(template) X(variant) X(compile) X(cache) X(api) X(tool) X(gpu) X(tune) X(gpuref) X(moe) X(emu) X(lint)
+#define AREAS(X) X(reference) X(template) X(variant) X(compile) X(cache) X(api) X(tool) X(gpu) X(tune) X(gpuref) X(moe) X(emu) X(lint) X(fakecuda)
 #define X(a) TEST_AREA(a)
 AREAS(X)
 #undef X

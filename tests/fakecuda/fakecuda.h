@@ -1,0 +1,74 @@
+/* fakecuda.h - control interface of the fake CUDA driver (tests/fakecuda/fakecuda.c), a
+ * libcuda.so.1 stand-in for CPU tests. The library loads it instead of the real driver when
+ * NVFP4JIT_CUDA_DRIVER names it; a test reaches these functions with
+ * dlopen(path, RTLD_NOLOAD) + dlsym (the test binary does not link the fake).
+ *
+ * The fake: one device (compute capability $FAKECUDA_CC, default 90; $FAKECUDA_SMS SMs,
+ * default 132; $FAKECUDA_DEVICES=0: no device), device memory is host memory (a CUdeviceptr
+ * is a host address; copies and memsets check that the range lies inside one live
+ * allocation), modules must be ELF images and know their functions by name, launches check
+ * their arguments (grid, block, shared memory against the function's attribute, the
+ * parameter sizes read from the cubin's .nv.info) and do nothing else (a hook may act),
+ * stream capture and graphs count their nodes, tensor maps are validated as cuda.h documents
+ * and encoded into a readable 128-byte form (fakecuda_tmap).
+ *
+ * Fault injection: $FAKECUDA_FAIL (read at cuInit) or fakecuda_fail(), a comma-separated
+ * list of "name:N" (the N-th call of name from now fails, once), "name:N+" (the N-th and
+ * every later call fails) or "name:N:code" / "name:N+:code" (that CUresult). name is the API
+ * name without _v2 (cuMemAlloc, cuModuleLoadData, cuLaunchKernel, cuTensorMapEncodeTiled,
+ * ...). Default codes: cuMemAlloc/cuMemAllocHost CUDA_ERROR_OUT_OF_MEMORY, cuModuleLoadData
+ * CUDA_ERROR_INVALID_IMAGE, cuLaunchKernel/cuLaunchCooperativeKernel
+ * CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, cuTensorMapEncodeTiled CUDA_ERROR_INVALID_VALUE, others
+ * CUDA_ERROR_UNKNOWN. */
+#ifndef FAKECUDA_H
+#define FAKECUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct fakecuda_stats {
+    long launches;        /* executed kernel launches (eager, cooperative, graph replays) */
+    long coop_launches;   /* of them cooperative */
+    long captured_nodes;  /* launches/copies recorded into graphs by captures */
+    long graph_launches;  /* cuGraphLaunch calls */
+    unsigned grid[3], block[3], smem; /* of the last launch (eager or captured) */
+    int params;           /* parameters of the last launch's function (-1: unknown) */
+    size_t params_bytes;  /* their total size */
+    char func[128];       /* name of the last launch's function */
+    long live_dev_allocs, live_host_allocs, live_streams, live_events, live_modules,
+        live_graphs, live_execs;
+    size_t live_dev_bytes;
+    long htod_copies, dtoh_copies, memsets;
+    long syncs;                 /* calls that wait for the device: cuCtxSynchronize,
+                                   cuStreamSynchronize, cuEventSynchronize, the synchronous
+                                   copies and memsets, memory frees */
+    long pageable_async_copies; /* cuMemcpyHtoDAsync from memory not of cuMemAllocHost (the
+                                   real driver stages it, synchronously) */
+} fakecuda_stats;
+
+/* The 128-byte form cuTensorMapEncodeTiled writes. */
+typedef struct fakecuda_tmap {
+    uint64_t magic; /* FAKECUDA_TMAP_MAGIC */
+    uint64_t addr;
+    uint32_t type, rank, interleave, swizzle, l2, oob;
+    uint64_t dims[5];
+    uint64_t strides[4];
+    uint16_t box[5];
+    uint8_t estrides[5];
+    uint8_t pad[1];
+} fakecuda_tmap;
+#define FAKECUDA_TMAP_MAGIC 0x50414d544b414646ull /* "FFAKTMAP" */
+
+typedef void (*fakecuda_launch_hook)(const char *func, void **params, int nparams,
+                                     void *user);
+
+/* Exported by the fake (look up with dlsym). */
+void fakecuda_get_stats(fakecuda_stats *out);
+long fakecuda_calls(const char *name); /* calls of an API function so far */
+int fakecuda_fail(const char *spec);   /* add fault specs; NULL or "" clears all. -1: bad spec */
+void fakecuda_set_launch_hook(fakecuda_launch_hook hook, void *user);
+/* 1: a recorded event stays "not ready" for cuEventQuery until it is synchronised (directly,
+ * or by cuStreamSynchronize / cuCtxSynchronize). */
+void fakecuda_set_events_pending(int on);
+
+#endif

@@ -1,0 +1,934 @@
+/* test_fakecuda.c - the device paths on the fake CUDA driver (tests/fakecuda), without a GPU:
+ * plans (uploads, the fast path, upload slots, stream capture, the act16 workspace and tensor
+ * maps), the MoE path, the tuning lookup, the GPU reference's launches, and driver failures
+ * injected at every call the paths make: each gives the documented status and a message
+ * naming the CUresult and what failed, leaks nothing (the fake's live counts; ASan for the
+ * host) and leaves the plan usable. CTest sets NVFP4JIT_CUDA_DRIVER to the fake for this area
+ * only; without it every test skips. */
+#include <dlfcn.h>
+#include <stdint.h>
+
+#include "fakecuda/fakecuda.h"
+#include "family.h"
+#include "kernel.h"
+#include "reference.h"
+#include "testutil.h"
+#include "tune.h"
+
+static struct {
+    int ready;
+    const drv_api *api;
+    void (*stats)(fakecuda_stats *);
+    long (*calls)(const char *);
+    int (*fail)(const char *);
+    void (*hook)(fakecuda_launch_hook, void *);
+    void (*pending)(int);
+    char cache[4096];
+    int own_cache;
+} fk;
+
+/* What the last launches passed (the hook runs inside the fake's cuLaunchKernel). */
+static struct {
+    char func[128];
+    uint64_t blob;
+    nj_moe_args moe;
+    int nparams;
+    long n;
+} seen;
+
+/* 1: the hook runs grouped GEMM launches on the CPU (ref_gemm over the blob's groups), so
+ * that nvfp4jit_tune's check of the winner passes */
+static int exec_gemm;
+
+static void run_on_cpu(uint64_t blob, int act16) {
+    const unsigned char *b = (const unsigned char *)(uintptr_t)blob;
+    int32_t hdr[4];
+    memcpy(hdr, b, sizeof hdr);
+    uint64_t goff = 16;
+    if (act16) memcpy(&goff, b + 32, 8);
+    for (int32_t i = 0; i < hdr[1]; i++) {
+        uint64_t p[5];
+        int32_t d[3];
+        memcpy(p, b + goff + 64 * (uint64_t)i, sizeof p);
+        memcpy(d, b + goff + 64 * (uint64_t)i + (act16 ? 48 : 40), sizeof d);
+        if (d[0] <= 0) continue;
+        ref_gemm((const uint8_t *)(uintptr_t)p[0], (const uint8_t *)(uintptr_t)p[2],
+                 (const uint8_t *)(uintptr_t)p[1], (const uint8_t *)(uintptr_t)p[3], d[0], d[1],
+                 d[2], (uint16_t *)(uintptr_t)p[4], 1);
+    }
+}
+
+static void hook(const char *func, void **params, int nparams, void *user) {
+    (void)user;
+    snprintf(seen.func, sizeof seen.func, "%s", func);
+    seen.nparams = nparams;
+    seen.n++;
+    if (!strcmp(func, NJ_KERNEL_NAME)) {
+        memcpy(&seen.blob, params[0], 8); /* the dual kernel: (blob); act16: (blob, MoeArgs) */
+        if (nparams >= 2) memcpy(&seen.moe, params[1], sizeof seen.moe);
+        else memset(&seen.moe, 0, sizeof seen.moe);
+        if (exec_gemm && !seen.moe.status) run_on_cpu(seen.blob, nparams >= 2);
+    }
+}
+
+/* @return 1 with fk ready, else 0 (the caller skips). */
+static int setup(void) {
+    if (fk.ready) return 1;
+    const char *path = getenv("NVFP4JIT_CUDA_DRIVER");
+    if (!path || !*path) return 0;
+    nvfp4jit_status st;
+    fk.api = drv_get(NULL, &st); /* loads the driver, makes the primary context current */
+    if (!fk.api) return 0;
+    void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+    if (!h) return 0;
+    *(void **)&fk.stats = dlsym(h, "fakecuda_get_stats");
+    *(void **)&fk.calls = dlsym(h, "fakecuda_calls");
+    *(void **)&fk.fail = dlsym(h, "fakecuda_fail");
+    *(void **)&fk.hook = dlsym(h, "fakecuda_set_launch_hook");
+    *(void **)&fk.pending = dlsym(h, "fakecuda_set_events_pending");
+    dlclose(h); /* still loaded by the library */
+    if (!fk.stats || !fk.calls || !fk.fail || !fk.hook || !fk.pending) return 0;
+    fk.hook(hook, NULL);
+    /* one cache directory for the area: below the run's NVFP4JIT_CACHE_DIR (tools/test.sh
+     * removes it), else a temporary one removed by the last test */
+    const char *c = getenv("NVFP4JIT_CACHE_DIR");
+    if (c && *c) {
+        snprintf(fk.cache, sizeof fk.cache, "%s/fakecuda", c);
+    } else {
+        snprintf(fk.cache, sizeof fk.cache, "%s", tu_tmpdir());
+        fk.own_cache = 1;
+    }
+    fk.ready = 1;
+    return 1;
+}
+
+#define SETUP()                                                                              \
+    do {                                                                                     \
+        if (!setup()) SKIP("skipped: the fake CUDA driver is not configured "                \
+                           "(NVFP4JIT_CUDA_DRIVER; CTest sets it for this area)");           \
+    } while (0)
+
+static nvfp4jit_ctx *new_ctx(void) {
+    nvfp4jit_ctx_options o = {0};
+    o.cache_dir = fk.cache;
+    nvfp4jit_ctx *ctx = NULL;
+    return nvfp4jit_ctx_create(&o, &ctx) == NVFP4JIT_OK ? ctx : NULL;
+}
+
+static fakecuda_stats stats(void) {
+    fakecuda_stats s;
+    fk.stats(&s);
+    return s;
+}
+
+/* Live device objects: equal before and after = nothing leaked on the device. */
+static int same_live(const fakecuda_stats *a, const fakecuda_stats *b) {
+    return a->live_dev_allocs == b->live_dev_allocs && a->live_dev_bytes == b->live_dev_bytes &&
+           a->live_host_allocs == b->live_host_allocs && a->live_streams == b->live_streams &&
+           a->live_events == b->live_events && a->live_graphs == b->live_graphs &&
+           a->live_execs == b->live_execs;
+}
+
+static uint64_t dalloc(size_t n) {
+    CUdeviceptr p = 0;
+    return fk.api->cuMemAlloc(&p, n) == CUDA_SUCCESS ? (uint64_t)p : 0;
+}
+
+/* A problem set with real (fake-device) buffers. */
+typedef struct gset {
+    nvfp4jit_group g[3];
+    size_t n;
+} gset;
+
+static int gset_make(gset *s, const int64_t (*shape)[3], size_t n) {
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    for (size_t i = 0; i < n; i++) {
+        nvfp4jit_group *g = &s->g[i];
+        g->m = shape[i][0], g->n = shape[i][1], g->k = shape[i][2];
+        int64_t m = g->m ? g->m : 1;
+        g->a = dalloc((size_t)(m * g->k / 2));
+        g->b = dalloc((size_t)(g->n * g->k / 2));
+        g->sfa = dalloc(nvfp4jit_scale_bytes(m, g->k));
+        g->sfb = dalloc(nvfp4jit_scale_bytes(g->n, g->k));
+        g->c = dalloc((size_t)(m * g->n * 2));
+        if (!g->a || !g->b || !g->sfa || !g->sfb || !g->c) return -1;
+    }
+    return 0;
+}
+
+static void gset_free(gset *s) {
+    for (size_t i = 0; i < s->n; i++) {
+        uint64_t *p = &s->g[i].a;
+        for (int j = 0; j < 5; j++)
+            if (p[j]) fk.api->cuMemFree((CUdeviceptr)p[j]);
+    }
+}
+
+static const int64_t SHAPES[3][3] = {{5, 64, 128}, {0, 64, 128}, {130, 128, 256}};
+static const nvfp4jit_variant DUAL = {NVFP4JIT_ARCH_SM90A, 64, 32, 64, 2, 0, 0};
+static const nvfp4jit_variant ACT16P = {NVFP4JIT_ARCH_SM90A, 64, 32, 64, 2, 1,
+                                        NVFP4JIT_STRATEGY_ACT16P};
+
+static void t_device(void) {
+    SETUP();
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    int cc = 0;
+    CHECK(nvfp4jit_device_arch(ctx, &cc) == NVFP4JIT_OK && cc == 90);
+    CHECK(ctx->device_sms == 132);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+/* The dual kernel's blob: header {tiles, groups}, then 64 bytes per group. */
+static void check_dual_blob(const gset *s, long tiles) {
+    const int32_t *h = (const int32_t *)(uintptr_t)seen.blob;
+    REQUIRE(h);
+    CHECK(h[0] == tiles && h[1] == (int32_t)s->n);
+    for (size_t i = 0; i < s->n; i++) {
+        const uint64_t *p = (const uint64_t *)(uintptr_t)(seen.blob + 16 + 64 * i);
+        const int32_t *d = (const int32_t *)(p + 5);
+        CHECK(p[0] == s->g[i].a && p[1] == s->g[i].b && p[4] == s->g[i].c);
+        CHECK(d[0] == s->g[i].m && d[1] == s->g[i].n && d[2] == s->g[i].k);
+    }
+}
+
+static void t_plan_run(void) {
+    SETUP();
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    gset s;
+    REQUIRE(gset_make(&s, SHAPES, 3) == 0);
+    fakecuda_stats base = stats();
+    nvfp4jit_plan *p = NULL;
+    REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 3, &DUAL, &p) == NVFP4JIT_OK);
+    /* tiles: (5 rows: 1 x 2) + (130 rows: 3 x 4) */
+    long tiles = 1 * 2 + 3 * 4;
+    REQUIRE(nvfp4jit_plan_run(p, s.g, 3, NULL) == NVFP4JIT_OK);
+    fakecuda_stats a = stats();
+    CHECK(a.launches == base.launches + 1 && a.htod_copies == base.htod_copies + 1);
+    CHECK(a.grid[0] == (unsigned)tiles && a.block[0] == 128 && !strcmp(a.func, NJ_KERNEL_NAME));
+    CHECKF(a.params == 1 && a.params_bytes == 8, "params %d (%zu bytes)", a.params,
+           a.params_bytes); /* the dual kernel: (blob) */
+    check_dual_blob(&s, tiles);
+    /* the same groups: one launch, no copy, no allocation, no event query */
+    long allocs = fk.calls("cuMemAlloc"), queries = fk.calls("cuEventQuery");
+    uint64_t blob0 = seen.blob;
+    CHECK(nvfp4jit_plan_run(p, s.g, 3, NULL) == NVFP4JIT_OK);
+    fakecuda_stats b = stats();
+    CHECK(b.launches == a.launches + 1 && b.htod_copies == a.htod_copies && b.syncs == a.syncs);
+    CHECK(fk.calls("cuMemAlloc") == allocs && fk.calls("cuEventQuery") == queries);
+    CHECK(seen.blob == blob0);
+    /* new pointers: another upload slot while the last one's launch is "in flight"; with
+     * every event pending, 16 slots fill up and the 17th call waits for the oldest */
+    fk.pending(1);
+    long syncs = fk.calls("cuEventSynchronize"), waits = stats().syncs;
+    gset s2 = s;
+    for (int i = 0; i < 17; i++) {
+        s2.g[0].c = s.g[0].c + 16 * (uint64_t)(i % 2); /* still inside the buffer */
+        s2.g[2].m = 1 + i;
+        CHECK(nvfp4jit_plan_run(p, s2.g, 3, NULL) == NVFP4JIT_OK);
+        if (i < 15) CHECK(fk.calls("cuEventSynchronize") == syncs && stats().syncs == waits);
+    }
+    CHECK(stats().pageable_async_copies == 0); /* uploads from pinned memory only */
+    CHECK(fk.calls("cuEventSynchronize") == syncs + 1);
+    CHECK(stats().live_events == base.live_events + 16);
+    CHECK(fk.calls("cuMemAlloc") == allocs);
+    fk.pending(0);
+    CHECK(fk.api->cuCtxSynchronize() == CUDA_SUCCESS);
+    check_dual_blob(&s2, 1 * 2 + 1 * 4);
+    /* a bigger problem outgrows the blob arena: a new one */
+    s2.g[2].m = 130;
+    s2.g[0].m = 0;
+    CHECK(nvfp4jit_plan_run(p, s2.g, 3, NULL) == NVFP4JIT_OK);
+    /* shapes that differ from the plan's */
+    s2.g[1].n = 128;
+    CHECK(nvfp4jit_plan_run(p, s2.g, 3, NULL) == NVFP4JIT_ERR_INVALID_PROBLEM);
+    CHECK(strstr(nvfp4jit_last_error(ctx), "group 1: N=128") != NULL);
+    nvfp4jit_plan_destroy(p);
+    fakecuda_stats e = stats();
+    CHECK(same_live(&base, &e));
+    gset_free(&s);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+static void t_capture(void) {
+    SETUP();
+    const drv_api *api = fk.api;
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    gset s;
+    REQUIRE(gset_make(&s, SHAPES, 3) == 0);
+    fakecuda_stats base = stats();
+    CUstream st;
+    REQUIRE(api->cuStreamCreate(&st, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+    nvfp4jit_plan *p = NULL;
+    REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 3, &ACT16P, &p) == NVFP4JIT_OK);
+    REQUIRE(nvfp4jit_plan_run(p, s.g, 3, st) == NVFP4JIT_OK);
+    /* a global-mode capture: the fake invalidates it on any unsafe call (allocation, module
+     * load, synchronisation) the library would make without relaxing this thread */
+    for (int round = 0; round < 2; round++) {
+        fakecuda_stats a = stats();
+        REQUIRE(api->cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL) == CUDA_SUCCESS);
+        gset s2 = s;
+        s2.g[2].m = 200; /* more tokens: the workspace grows while capturing */
+        s2.g[2].a = s.g[2].a; /* (A is only read for 130 rows by the fake: nothing) */
+        CHECK(nvfp4jit_plan_run(p, s2.g, 3, st) == NVFP4JIT_OK);
+        CUgraph g = NULL;
+        CHECK(api->cuStreamEndCapture(st, &g) == CUDA_SUCCESS && g);
+        fakecuda_stats b = stats();
+        CHECK(b.launches == a.launches && b.captured_nodes == a.captured_nodes + 2);
+        if (round == 1) /* the same capture again: its slot is shared, nothing allocated */
+            CHECK(b.live_dev_allocs == a.live_dev_allocs);
+        CUgraphExec ex = NULL;
+        CHECK(api->cuGraphInstantiate(&ex, g, 0) == CUDA_SUCCESS);
+        CHECK(api->cuGraphLaunch(ex, st) == CUDA_SUCCESS);
+        CHECK(stats().launches == b.launches + 2);
+        api->cuGraphExecDestroy(ex);
+        api->cuGraphDestroy(g);
+    }
+    /* eager again, with the first groups: the workspace a capture baked in is kept */
+    CHECK(nvfp4jit_plan_run(p, s.g, 3, st) == NVFP4JIT_OK);
+    CHECK(api->cuStreamSynchronize(st) == CUDA_SUCCESS);
+    nvfp4jit_plan_destroy(p);
+    api->cuStreamDestroy(st);
+    fakecuda_stats e = stats();
+    CHECK(same_live(&base, &e));
+    gset_free(&s);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+static const fakecuda_tmap *tmap(const unsigned char *blob, uint64_t maps_off, size_t g, int which) {
+    return (const fakecuda_tmap *)(blob + maps_off + 384 * g + 128 * (size_t)which);
+}
+
+static void t_act16(void) {
+    SETUP();
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    gset s;
+    REQUIRE(gset_make(&s, SHAPES, 3) == 0);
+    fakecuda_stats base = stats();
+    nvfp4jit_plan *p = NULL;
+    REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 3, &ACT16P, &p) == NVFP4JIT_OK);
+    long launches = stats().launches;
+    REQUIRE(nvfp4jit_plan_run(p, s.g, 3, NULL) == NVFP4JIT_OK);
+    fakecuda_stats a = stats();
+    CHECK(a.launches == launches + 2); /* prep + GEMM */
+    CHECK(a.live_dev_allocs == base.live_dev_allocs + 2); /* blob arena + workspace */
+    const unsigned char *blob = (const unsigned char *)(uintptr_t)seen.blob;
+    REQUIRE(blob);
+    const int32_t *h = (const int32_t *)blob;
+    uint64_t maps_off;
+    memcpy(&maps_off, blob + 16, 8);
+    CHECK(h[0] == 1 * 1 + 2 * 5 && h[1] == 3 && h[2] == 5 * 128 / 16 + 130 * 256 / 16);
+    CHECKF(a.params == 2 && a.params_bytes == 8 + sizeof(nj_moe_args), "params %d (%zu bytes)",
+           a.params, a.params_bytes); /* act16: (blob, MoeArgs) */
+    const fakecuda_tmap *tok = tmap(blob, maps_off, 2, 0), *w = tmap(blob, maps_off, 2, 1),
+                        *sf = tmap(blob, maps_off, 2, 2);
+    CHECK(tok->magic == FAKECUDA_TMAP_MAGIC && tok->type == CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+    CHECK(tok->dims[0] == 256 && tok->dims[1] == 130 && tok->strides[0] == 512);
+    CHECK(tok->box[0] == 64 && tok->box[1] == 32 && tok->swizzle == CU_TENSOR_MAP_SWIZZLE_128B);
+    CHECK(w->addr == s.g[2].b && w->dims[0] == 128 && w->dims[1] == 128 && w->box[1] == 64);
+    CHECK(sf->addr == s.g[2].sfb && sf->type == CU_TENSOR_MAP_DATA_TYPE_UINT32);
+    CHECK(tmap(blob, maps_off, 1, 0)->magic == 0); /* M = 0: no maps */
+    /* more tokens: the workspace grows (after the stream's launches), a smaller set reuses it */
+    long syncs = fk.calls("cuStreamSynchronize"), allocs = fk.calls("cuMemAlloc");
+    gset s2 = s;
+    s2.g[0].m = 64;
+    CHECK(nvfp4jit_plan_run(p, s2.g, 3, NULL) == NVFP4JIT_OK);
+    CHECK(fk.calls("cuStreamSynchronize") == syncs + 1 && fk.calls("cuMemAlloc") == allocs + 1);
+    CHECK(stats().live_dev_allocs == base.live_dev_allocs + 2);
+    CHECK(nvfp4jit_plan_run(p, s.g, 3, NULL) == NVFP4JIT_OK);
+    CHECK(fk.calls("cuMemAlloc") == allocs + 1);
+    nvfp4jit_plan_destroy(p);
+    fakecuda_stats e = stats();
+    CHECK(same_live(&base, &e));
+    gset_free(&s);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+/* ---- MoE ---- */
+typedef struct moe_bufs {
+    uint64_t b, sfb, a, sfa, c, off, sfoff;
+} moe_bufs;
+
+static int moe_alloc(moe_bufs *m, int E, int64_t n, int64_t k, int64_t rows) {
+    m->b = dalloc((size_t)(E * n * k / 2));
+    m->sfb = dalloc((size_t)E * nvfp4jit_scale_bytes(n, k));
+    m->a = dalloc((size_t)(rows * k / 2));
+    m->sfa = dalloc((size_t)(nvfp4jit_moe_scale_rows(rows, E) * k / 16));
+    m->c = dalloc((size_t)(rows * n * 2));
+    m->off = dalloc(4 * (size_t)(E + 1));
+    m->sfoff = dalloc(4 * (size_t)E);
+    return m->b && m->sfb && m->a && m->sfa && m->c && m->off && m->sfoff ? 0 : -1;
+}
+
+static void moe_free(moe_bufs *m) {
+    uint64_t *p = &m->b;
+    for (int i = 0; i < 7; i++)
+        if (p[i]) fk.api->cuMemFree((CUdeviceptr)p[i]);
+}
+
+static void t_moe(void) {
+    SETUP();
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    const int E = 4;
+    moe_bufs mb;
+    REQUIRE(moe_alloc(&mb, E, 64, 128, 256) == 0);
+    fakecuda_stats base = stats();
+    nvfp4jit_weights_desc d = {E, 64, 128, mb.b, mb.sfb, NULL, NULL};
+    nvfp4jit_weights *w = NULL;
+    REQUIRE(nvfp4jit_weights_create(ctx, NVFP4JIT_ARCH_SM90A, &d, &w) == NVFP4JIT_OK);
+    nvfp4jit_variant v = ACT16P;
+    v.strategy = NVFP4JIT_STRATEGY_ACT16; /* runs as its act16p twin */
+    nvfp4jit_moe_plan *mp = NULL;
+    REQUIRE(nvfp4jit_moe_plan_create(w, 256, &v, &mp) == NVFP4JIT_OK);
+    nvfp4jit_moe_info info;
+    REQUIRE(nvfp4jit_moe_plan_info(mp, &info) == NVFP4JIT_OK);
+    CHECK(info.variant.strategy == NVFP4JIT_STRATEGY_ACT16P && info.choice == NVFP4JIT_CHOICE_FORCED);
+    CHECK(info.grid > 0 && info.device_bytes == 256 * 128 * 2 + sm90_moe_blob_size(E) + 16);
+    nvfp4jit_moe_call call = {mb.a, mb.sfa, mb.c, mb.off, mb.sfoff};
+    fakecuda_stats a = stats();
+    REQUIRE(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_OK);
+    fakecuda_stats b = stats();
+    CHECK(b.coop_launches == a.coop_launches + 1 && b.grid[0] == info.grid);
+    /* a MoE call: one launch, nothing else (no copy, no allocation, no wait) */
+    CHECK(b.syncs == a.syncs && b.htod_copies == a.htod_copies && b.memsets == a.memsets &&
+          b.live_dev_allocs == a.live_dev_allocs);
+    CHECK(seen.moe.a == mb.a && seen.moe.offsets == mb.off && seen.moe.max_rows == 256);
+    /* the blob: every expert's weight map, the token map over the whole workspace */
+    const unsigned char *blob = (const unsigned char *)(uintptr_t)seen.blob;
+    uint64_t maps_off;
+    memcpy(&maps_off, blob + 16, 8);
+    for (int e = 0; e < E; e++)
+        CHECK(tmap(blob, maps_off, (size_t)e, 1)->addr == mb.b + (uint64_t)e * 64 * 64);
+    CHECK(tmap(blob, maps_off, (size_t)E, 0)->dims[1] == 256);
+    /* a clean error word, then one the kernel would have written */
+    int ex = 7;
+    CHECK(nvfp4jit_moe_plan_check(mp, &ex) == NVFP4JIT_OK && ex == -1);
+    int32_t planted[2] = {1 | 4, 2};
+    memcpy((void *)(uintptr_t)seen.moe.status, planted, sizeof planted);
+    CHECK(nvfp4jit_moe_plan_check(mp, &ex) == NVFP4JIT_ERR_INVALID_PROBLEM && ex == 2);
+    const char *msg = nvfp4jit_last_error(ctx);
+    CHECKF(strstr(msg, "expert 2") && strstr(msg, "negative or decreasing") &&
+               strstr(msg, "scale offset") && !strstr(msg, "past max_rows"),
+           "%s", msg);
+    CHECK(nvfp4jit_moe_plan_check(mp, &ex) == NVFP4JIT_OK); /* cleared */
+    /* a cooperative launch too large (fewer SMs available): the grid is halved and kept */
+    CHECK(fk.fail("cuLaunchCooperativeKernel:1:720") == 0); /* COOPERATIVE_LAUNCH_TOO_LARGE */
+    CHECK(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_OK);
+    nvfp4jit_moe_info i2;
+    nvfp4jit_moe_plan_info(mp, &i2);
+    CHECK(i2.grid == info.grid / 2 && stats().grid[0] == i2.grid);
+    /* another launch failure is an error with its name */
+    fk.fail("cuLaunchCooperativeKernel:1");
+    CHECK(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_ERR_CUDA);
+    CHECK(strstr(nvfp4jit_last_error(ctx), "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES") != NULL);
+    fk.fail(NULL);
+    call.a += 8;
+    CHECK(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_ERR_INVALID_ARG);
+    nvfp4jit_moe_plan_destroy(mp);
+    nvfp4jit_weights_destroy(w);
+    fakecuda_stats e = stats();
+    CHECK(same_live(&base, &e));
+    moe_free(&mb);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+/* ---- the tuning lookup: an entry for the fake device's key is used by plan_create ---- */
+static void t_tune_lookup(void) {
+    SETUP();
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    nvfp4jit_group g[3];
+    for (int i = 0; i < 3; i++)
+        g[i] = (nvfp4jit_group){SHAPES[i][0], SHAPES[i][1], SHAPES[i][2], 0, 0, 0, 0, 0};
+    tdb_entry e;
+    memset(&e, 0, sizeof e);
+    char sig[TDB_SIG_MAX];
+    REQUIRE(tdb_signature(NVFP4JIT_ARCH_SM90A, g, 3, sig, sizeof sig) == 0);
+    REQUIRE(tdb_device_key(sig, &e.key) == 0);
+    CHECK(!strcmp(e.key.device, "fakecuda sm_90") && e.key.sms == 132 && e.key.driver == 13000);
+    e.v = DUAL;
+    e.us = 12.5;
+    char err[256] = "";
+    REQUIRE(tdb_store(ctx, nvfp4jit_tune_db_path(ctx), &e, err, sizeof err) == 0);
+    nvfp4jit_plan *p = NULL;
+    REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, g, 3, NULL, &p) == NVFP4JIT_OK);
+    nvfp4jit_choice ch;
+    const nvfp4jit_variant *v = nvfp4jit_plan_variant(p, &ch);
+    CHECK(ch == NVFP4JIT_CHOICE_TUNED && !memcmp(v, &DUAL, sizeof DUAL));
+    nvfp4jit_plan_destroy(p);
+    /* other M buckets: another signature, the heuristic */
+    g[0].m = 100;
+    REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, g, 3, NULL, &p) == NVFP4JIT_OK);
+    nvfp4jit_plan_variant(p, &ch);
+    CHECK(ch == NVFP4JIT_CHOICE_HEURISTIC);
+    nvfp4jit_plan_destroy(p);
+    /* the driver's name lookup failing: the lookup is skipped silently */
+    g[0].m = 5;
+    fk.fail("cuDeviceGetName:1");
+    REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, g, 3, NULL, &p) == NVFP4JIT_OK);
+    nvfp4jit_plan_variant(p, &ch);
+    CHECK(ch == NVFP4JIT_CHOICE_HEURISTIC);
+    fk.fail(NULL);
+    nvfp4jit_plan_destroy(p);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+/* ---- the GPU reference: validation, then one launch per non-empty group ---- */
+static void t_reference_run(void) {
+    SETUP();
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    gset s;
+    REQUIRE(gset_make(&s, SHAPES, 3) == 0);
+    CHECK(nvfp4jit_reference_run(NULL, s.g, 3, NULL) == NVFP4JIT_ERR_INVALID_ARG);
+    gset bad = s;
+    bad.g[2].k = 100;
+    CHECK(nvfp4jit_reference_run(ctx, bad.g, 3, NULL) == NVFP4JIT_ERR_INVALID_PROBLEM);
+    CHECK(strstr(nvfp4jit_last_error(ctx), "group 2") != NULL);
+    bad = s;
+    bad.g[0].c += 2;
+    CHECK(nvfp4jit_reference_run(ctx, bad.g, 3, NULL) == NVFP4JIT_ERR_INVALID_PROBLEM);
+    uint64_t sums[3] = {dalloc(5 * 64 * 4), 0, dalloc(130 * 128 * 4)};
+    uint64_t badsums[3] = {sums[0] + 2, 0, sums[2]};
+    CHECK(nvfp4jit_reference_run_ex(ctx, s.g, 3, badsums, NULL) == NVFP4JIT_ERR_INVALID_PROBLEM);
+    CHECK(strstr(nvfp4jit_last_error(ctx), "group 0: sum_abs") != NULL);
+    long l0 = stats().launches;
+    REQUIRE(nvfp4jit_reference_run_ex(ctx, s.g, 3, sums, NULL) == NVFP4JIT_OK);
+    fakecuda_stats a = stats();
+    CHECK(a.launches == l0 + 2 && a.grid[0] == 128 / 16 && a.grid[1] == (130 + 15) / 16);
+    CHECK(a.block[0] == 16 && a.block[1] == 16);
+    CHECKF(a.params == 9 && a.params_bytes == 6 * 8 + 3 * 4, "params %d (%zu bytes)", a.params,
+           a.params_bytes);
+    fk.fail("cuLaunchKernel:2");
+    CHECK(nvfp4jit_reference_run(ctx, s.g, 3, NULL) == NVFP4JIT_ERR_CUDA);
+    CHECKF(strstr(nvfp4jit_last_error(ctx), "reference kernel, group 2") &&
+               strstr(nvfp4jit_last_error(ctx), "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"),
+           "%s", nvfp4jit_last_error(ctx));
+    fk.fail(NULL);
+    CHECK(nvfp4jit_reference_run(ctx, s.g, 3, NULL) == NVFP4JIT_OK);
+    fk.api->cuMemFree(sums[0]);
+    fk.api->cuMemFree(sums[2]);
+    gset_free(&s);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+/* ---- injected failures ---- */
+
+/* Fail the n-th call of `api` during f(); @return the status; checks the message names the
+ * CUresult and `what`, and that nothing leaked when `leakfree`. */
+typedef nvfp4jit_status (*step_fn)(void *);
+
+static void expect_fail(const char *spec, step_fn f, void *u, nvfp4jit_status want,
+                        const char *name, const char *what, nvfp4jit_ctx *ctx) {
+    fakecuda_stats a = stats();
+    REQUIRE(fk.fail(spec) == 0);
+    nvfp4jit_status s = f(u);
+    fk.fail(NULL);
+    const char *msg = nvfp4jit_last_error(ctx);
+    CHECKF(s == want, "%s: got %s (%s)", spec, nvfp4jit_status_string(s), msg);
+    CHECKF(strstr(msg, name) != NULL, "%s: message '%s' lacks %s", spec, msg, name);
+    CHECKF(strstr(msg, what) != NULL, "%s: message '%s' lacks '%s'", spec, msg, what);
+    fakecuda_stats b = stats();
+    CHECKF(b.live_dev_allocs <= a.live_dev_allocs + 2, "%s: device allocations %ld -> %ld", spec,
+           a.live_dev_allocs, b.live_dev_allocs);
+}
+
+typedef struct run_args {
+    nvfp4jit_plan *p;
+    gset *s;
+    nvfp4jit_ctx *ctx;
+    nvfp4jit_weights *w;
+    nvfp4jit_moe_plan *mp;
+    const nvfp4jit_variant *v;
+} run_args;
+
+static nvfp4jit_status do_run(void *u) {
+    run_args *r = u;
+    return nvfp4jit_plan_run(r->p, r->s->g, r->s->n, NULL);
+}
+
+static nvfp4jit_status do_moe_create(void *u) {
+    run_args *r = u;
+    nvfp4jit_status s = nvfp4jit_moe_plan_create(r->w, 256, r->v, &r->mp);
+    if (s != NVFP4JIT_OK && r->mp) {
+        fprintf(stderr, "  moe_plan_create failed but set *out\n");
+        tu_failures++;
+    }
+    return s;
+}
+
+static void t_faults_plan(void) {
+    SETUP();
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    gset s;
+    REQUIRE(gset_make(&s, SHAPES, 3) == 0);
+    fakecuda_stats base = stats();
+    nvfp4jit_plan *p = NULL;
+    REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 3, &ACT16P, &p) == NVFP4JIT_OK);
+    run_args r = {p, &s, ctx, NULL, NULL, NULL};
+    /* the first run: module load, workspace, arena, tensor maps, upload, launches */
+    expect_fail("cuModuleLoadData:1", do_run, &r, NVFP4JIT_ERR_CUDA, "CUDA_ERROR_INVALID_IMAGE",
+                "cuModuleLoadData", ctx);
+    expect_fail("cuMemAlloc:1", do_run, &r, NVFP4JIT_ERR_CUDA, "CUDA_ERROR_OUT_OF_MEMORY",
+                "cuMemAlloc (plan workspace)", ctx);
+    expect_fail("cuMemAllocHost:1", do_run, &r, NVFP4JIT_ERR_CUDA, "CUDA_ERROR_OUT_OF_MEMORY",
+                "cuMemAllocHost (plan blobs)", ctx);
+    expect_fail("cuMemAlloc:1", do_run, &r, NVFP4JIT_ERR_CUDA, "CUDA_ERROR_OUT_OF_MEMORY",
+                "cuMemAlloc (plan blobs)", ctx);
+    expect_fail("cuTensorMapEncodeTiled:2", do_run, &r, NVFP4JIT_ERR_CUDA,
+                "CUDA_ERROR_INVALID_VALUE", "group 0: cuTensorMapEncodeTiled (weights)", ctx);
+    expect_fail("cuTensorMapEncodeTiled:6", do_run, &r, NVFP4JIT_ERR_CUDA,
+                "CUDA_ERROR_INVALID_VALUE", "group 2: cuTensorMapEncodeTiled (weight scales)", ctx);
+    expect_fail("cuMemcpyHtoDAsync:1", do_run, &r, NVFP4JIT_ERR_CUDA, "CUDA_ERROR_UNKNOWN",
+                "cuMemcpyHtoDAsync (plan blob)", ctx);
+    expect_fail("cuLaunchKernel:1", do_run, &r, NVFP4JIT_ERR_CUDA,
+                "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "cuLaunchKernel (prep)", ctx);
+    /* the GEMM launch fails after the prep launch and the upload were queued: the slot's
+     * event is recorded after them, so no later call rewrites the slot under them */
+    long records = fk.calls("cuEventRecord");
+    expect_fail("cuLaunchKernel:2", do_run, &r, NVFP4JIT_ERR_CUDA,
+                "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "cuLaunchKernel", ctx);
+    CHECK(fk.calls("cuEventRecord") == records + 1);
+    expect_fail("cuEventRecord:1", do_run, &r, NVFP4JIT_ERR_CUDA, "CUDA_ERROR_UNKNOWN",
+                "cuEventRecord", ctx);
+    expect_fail("cuStreamIsCapturing:1", do_run, &r, NVFP4JIT_ERR_CUDA, "CUDA_ERROR_UNKNOWN",
+                "cuStreamIsCapturing", ctx);
+    /* the plan is still usable: a clean run, then the fast path fails and recovers */
+    long l0 = stats().launches;
+    CHECK(do_run(&r) == NVFP4JIT_OK && stats().launches == l0 + 2);
+    expect_fail("cuLaunchKernel:2", do_run, &r, NVFP4JIT_ERR_CUDA,
+                "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "cuLaunchKernel", ctx);
+    CHECK(do_run(&r) == NVFP4JIT_OK);
+    /* the workspace growing fails: the old one is gone, the next call makes a new one */
+    gset s2 = s;
+    s2.g[0].m = 64;
+    r.s = &s2;
+    expect_fail("cuMemAlloc:1", do_run, &r, NVFP4JIT_ERR_CUDA, "CUDA_ERROR_OUT_OF_MEMORY",
+                "cuMemAlloc (plan workspace)", ctx);
+    CHECK(do_run(&r) == NVFP4JIT_OK);
+    r.s = &s;
+    CHECK(do_run(&r) == NVFP4JIT_OK);
+    nvfp4jit_plan_destroy(p);
+    fakecuda_stats e = stats();
+    CHECK(same_live(&base, &e));
+    /* a fresh context: no driver, then no device, make plan_run fail cleanly */
+    gset_free(&s);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+static void t_faults_moe(void) {
+    SETUP();
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    const int E = 3;
+    moe_bufs mb;
+    REQUIRE(moe_alloc(&mb, E, 64, 128, 256) == 0);
+    fakecuda_stats base = stats();
+    nvfp4jit_weights_desc d = {E, 64, 128, mb.b, mb.sfb, NULL, NULL};
+    nvfp4jit_weights *w = NULL;
+    REQUIRE(nvfp4jit_weights_create(ctx, NVFP4JIT_ARCH_SM90A, &d, &w) == NVFP4JIT_OK);
+    run_args r = {NULL, NULL, ctx, w, NULL, &ACT16P};
+    static const char *const what[] = {"MoE token workspace", "MoE blob", "MoE error word",
+                                       "MoE grid barrier"};
+    for (int i = 0; i < 4; i++) {
+        char spec[64];
+        snprintf(spec, sizeof spec, "cuMemAlloc:%d", i + 1);
+        expect_fail(spec, do_moe_create, &r, NVFP4JIT_ERR_CUDA, "CUDA_ERROR_OUT_OF_MEMORY",
+                    what[i], ctx);
+        fakecuda_stats e = stats();
+        CHECK(same_live(&base, &e));
+    }
+    expect_fail("cuTensorMapEncodeTiled:4", do_moe_create, &r, NVFP4JIT_ERR_CUDA,
+                "CUDA_ERROR_INVALID_VALUE", "group 1: cuTensorMapEncodeTiled (expert weight scales)",
+                ctx);
+    expect_fail("cuTensorMapEncodeTiled:7", do_moe_create, &r, NVFP4JIT_ERR_CUDA,
+                "CUDA_ERROR_INVALID_VALUE", "fp16 tokens (all experts)", ctx);
+    expect_fail("cuModuleLoadData:1", do_moe_create, &r, NVFP4JIT_ERR_CUDA,
+                "CUDA_ERROR_INVALID_IMAGE", "cuModuleLoadData", ctx);
+    expect_fail("cuMemcpyHtoD:2", do_moe_create, &r, NVFP4JIT_ERR_CUDA, "CUDA_ERROR_UNKNOWN",
+                "cuMemcpyHtoD (MoE blob)", ctx);
+    expect_fail("cuOccupancyMaxActiveBlocksPerMultiprocessor:1", do_moe_create, &r,
+                NVFP4JIT_ERR_CUDA, "CUDA_ERROR_UNKNOWN",
+                "cuOccupancyMaxActiveBlocksPerMultiprocessor", ctx);
+    fakecuda_stats e = stats();
+    CHECK(same_live(&base, &e));
+    /* and then it works */
+    REQUIRE(do_moe_create(&r) == NVFP4JIT_OK);
+    nvfp4jit_moe_call call = {mb.a, mb.sfa, mb.c, mb.off, mb.sfoff};
+    CHECK(nvfp4jit_moe_run(r.mp, &call, NULL) == NVFP4JIT_OK);
+    fk.fail("cuMemcpyDtoH:1");
+    CHECK(nvfp4jit_moe_plan_check(r.mp, NULL) == NVFP4JIT_ERR_CUDA);
+    CHECK(strstr(nvfp4jit_last_error(ctx), "reading the MoE error word") != NULL);
+    fk.fail(NULL);
+    CHECK(nvfp4jit_moe_plan_check(r.mp, NULL) == NVFP4JIT_OK);
+    nvfp4jit_moe_plan_destroy(r.mp);
+    nvfp4jit_weights_destroy(w);
+    e = stats();
+    CHECK(same_live(&base, &e));
+    moe_free(&mb);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+/* Every driver call a first plan run makes, failed in turn (the 1st to 3rd call of each):
+ * an error status with a CUresult name in the message, no device leak after destroy, and a
+ * later run that works. */
+static void t_faults_sweep(void) {
+    SETUP();
+    static const char *const apis[] = {
+        "cuModuleLoadData", "cuModuleGetFunction", "cuFuncSetAttribute", "cuMemAlloc",
+        "cuMemAllocHost", "cuMemcpyHtoDAsync", "cuTensorMapEncodeTiled", "cuLaunchKernel",
+        "cuEventCreate", "cuEventRecord", "cuEventQuery", "cuStreamIsCapturing",
+        "cuStreamSynchronize", "cuCtxGetDevice", "cuDeviceGetAttribute"};
+    gset s;
+    REQUIRE(gset_make(&s, SHAPES, 3) == 0);
+    for (size_t i = 0; i < sizeof apis / sizeof *apis; i++) {
+        for (int n = 1; n <= 3; n++) {
+            nvfp4jit_ctx *ctx = new_ctx();
+            REQUIRE(ctx);
+            fakecuda_stats base = stats();
+            nvfp4jit_plan *p = NULL;
+            REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 3, &ACT16P, &p) ==
+                    NVFP4JIT_OK);
+            char spec[96];
+            snprintf(spec, sizeof spec, "%s:%d", apis[i], n);
+            REQUIRE(fk.fail(spec) == 0);
+            gset s2 = s;
+            nvfp4jit_status st = nvfp4jit_plan_run(p, s.g, 3, NULL);
+            if (st == NVFP4JIT_OK) { /* not reached yet: new pointers, a bigger set */
+                s2.g[0].m = 64;
+                s2.g[0].c = s.g[2].c;
+                st = nvfp4jit_plan_run(p, s2.g, 3, NULL);
+            }
+            fk.fail(NULL);
+            const char *msg = nvfp4jit_last_error(ctx);
+            CHECKF(st == NVFP4JIT_OK || st == NVFP4JIT_ERR_CUDA || st == NVFP4JIT_ERR_NO_DEVICE,
+                   "%s: %s", spec, nvfp4jit_status_string(st));
+            CHECKF(st == NVFP4JIT_OK || strstr(msg, "CUDA_ERROR_"), "%s: '%s'", spec, msg);
+            CHECKF(nvfp4jit_plan_run(p, s.g, 3, NULL) == NVFP4JIT_OK, "%s: then %s", spec,
+                   nvfp4jit_last_error(ctx));
+            nvfp4jit_plan_destroy(p);
+            fakecuda_stats e = stats();
+            CHECKF(same_live(&base, &e), "%s: device %ld -> %ld, host %ld -> %ld, events %ld -> %ld",
+                   spec, base.live_dev_allocs, e.live_dev_allocs, base.live_host_allocs,
+                   e.live_host_allocs, base.live_events, e.live_events);
+            nvfp4jit_ctx_destroy(ctx);
+        }
+    }
+    gset_free(&s);
+}
+
+/* ---- nvfp4jit_tune end to end: compile, time with events, check (launches run on the CPU
+ * through the hook), store; then plan_create takes the result ---- */
+static void fill_random(gset *s, uint64_t seed) {
+    ref_rng r;
+    ref_rng_seed(&r, seed);
+    for (size_t i = 0; i < s->n; i++) {
+        nvfp4jit_group *g = &s->g[i];
+        if (!g->m) continue;
+        ref_fill_packed(&r, (uint8_t *)(uintptr_t)g->a, g->m, g->k);
+        ref_fill_packed(&r, (uint8_t *)(uintptr_t)g->b, g->n, g->k);
+        ref_fill_scales(&r, (uint8_t *)(uintptr_t)g->sfa, g->m, g->k, 2);
+        ref_fill_scales(&r, (uint8_t *)(uintptr_t)g->sfb, g->n, g->k, 2);
+    }
+}
+
+static void t_tune(void) {
+    SETUP();
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    static const int64_t shapes[2][3] = {{24, 64, 128}, {0, 64, 128}};
+    gset s;
+    REQUIRE(gset_make(&s, shapes, 2) == 0);
+    fill_random(&s, 11);
+    fakecuda_stats base = stats();
+    nvfp4jit_tune_options o = {0};
+    o.candidates = 3;
+    o.iters = 10;
+    o.warmup = 1;
+    o.jobs = 2;
+    nvfp4jit_tune_result res[3];
+    size_t nres = 0;
+    o.results = res;
+    o.results_cap = 3;
+    o.results_count = &nres;
+    nvfp4jit_variant best;
+    double us = 0;
+    exec_gemm = 1;
+    nvfp4jit_status st = nvfp4jit_tune(ctx, NVFP4JIT_ARCH_SM90A, s.g, 2, &o, &best, &us);
+    exec_gemm = 0;
+    CHECKF(st == NVFP4JIT_OK, "%s: %s", nvfp4jit_status_string(st), nvfp4jit_last_error(ctx));
+    CHECK(nres == 3 && us > 0);
+    int winners = 0;
+    for (size_t i = 0; i < nres && i < 3; i++) winners += res[i].winner;
+    CHECK(winners == 1);
+    fakecuda_stats e = stats();
+    CHECK(same_live(&base, &e));
+    nvfp4jit_plan *p = NULL;
+    nvfp4jit_choice ch;
+    REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 2, NULL, &p) == NVFP4JIT_OK);
+    CHECK(!memcmp(nvfp4jit_plan_variant(p, &ch), &best, sizeof best) &&
+          ch == NVFP4JIT_CHOICE_TUNED);
+    nvfp4jit_plan_destroy(p);
+    /* launches that compute nothing: every candidate fails the check */
+    o.no_store = 1;
+    memset((void *)(uintptr_t)s.g[0].c, 0xFF, 24 * 64 * 2); /* fp16 NaN */
+    st = nvfp4jit_tune(ctx, NVFP4JIT_ARCH_SM90A, s.g, 2, &o, &best, &us);
+    CHECKF(st == NVFP4JIT_ERR_INTERNAL, "%s: %s", nvfp4jit_status_string(st),
+           nvfp4jit_last_error(ctx));
+    /* driver failures: an error (or a candidate dropped), nothing left behind */
+    static const char *const apis[] = {"cuStreamCreate", "cuEventCreate", "cuEventRecord",
+                                       "cuEventElapsedTime", "cuStreamSynchronize",
+                                       "cuMemcpyDtoH", "cuLaunchKernel", "cuMemAlloc"};
+    exec_gemm = 1;
+    for (size_t i = 0; i < sizeof apis / sizeof *apis; i++) {
+        for (int n = 1; n <= 2; n++) {
+            char spec[96];
+            snprintf(spec, sizeof spec, "%s:%d", apis[i], n);
+            REQUIRE(fk.fail(spec) == 0);
+            st = nvfp4jit_tune(ctx, NVFP4JIT_ARCH_SM90A, s.g, 2, &o, &best, &us);
+            fk.fail(NULL);
+            const char *msg = nvfp4jit_last_error(ctx);
+            CHECKF(st == NVFP4JIT_OK || (st == NVFP4JIT_ERR_CUDA && strstr(msg, "CUDA_ERROR_")),
+                   "%s: %s: %s", spec, nvfp4jit_status_string(st), msg);
+            e = stats();
+            CHECKF(same_live(&base, &e), "%s: device %ld -> %ld, host %ld -> %ld, events %ld -> "
+                   "%ld, streams %ld -> %ld", spec, base.live_dev_allocs, e.live_dev_allocs,
+                   base.live_host_allocs, e.live_host_allocs, base.live_events, e.live_events,
+                   base.live_streams, e.live_streams);
+        }
+    }
+    exec_gemm = 0;
+    gset_free(&s);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+/* ---- the environment: FAKECUDA_FAIL at cuInit, FAKECUDA_DEVICES, FAKECUDA_CC, through the
+ * command (a process of its own, so the driver is loaded afresh) ---- */
+static void t_env(void) {
+    SETUP();
+    const char *drv = getenv("NVFP4JIT_CUDA_DRIVER");
+    static const struct {
+        const char *env, *want;
+        int rc;
+    } cases[] = {
+        {"FAKECUDA_FAIL=cuInit:1", "could not be loaded or initialised", 0},
+        {"FAKECUDA_DEVICES=0", "no CUDA device", 0},
+        /* a driver path that is not there, a library that is not a driver */
+        {"NVFP4JIT_CUDA_DRIVER=/nonexistent/libcuda.so.1", "could not be loaded", 0},
+        {"NVFP4JIT_CUDA_DRIVER=libm.so.6", "could not be loaded", 0},
+        /* sm_100a runs (its 16U4 maps accepted at cc 10.0) and fails the check: launches do
+         * nothing */
+        {"FAKECUDA_CC=100", "FAIL group 0", 1},
+        {"FAKECUDA_FAIL=cuMemAlloc:1", "CUDA_ERROR_OUT_OF_MEMORY", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char cmd[8192], out[16384];
+        snprintf(cmd, sizeof cmd,
+                 "env NVFP4JIT_CUDA_DRIVER='%s' %s '%s' --cache-dir '%s' demo --groups 8x64x128",
+                 drv, cases[i].env, tu_tool(), fk.cache);
+        int rc = tu_run(cmd, out, sizeof out);
+        CHECKF(strstr(out, cases[i].want) != NULL, "%s: rc %d, output:\n%s", cases[i].env, rc,
+               out);
+        CHECKF(rc == cases[i].rc, "%s: rc %d, output:\n%s", cases[i].env, rc, out);
+    }
+}
+
+/* The same sweep for a run under a global-mode capture, and for MoE plan creation. */
+static void t_faults_sweep_capture_moe(void) {
+    SETUP();
+    const drv_api *api = fk.api;
+    static const char *const apis[] = {
+        "cuModuleLoadData", "cuMemAlloc", "cuMemAllocHost", "cuMemcpyHtoDAsync",
+        "cuTensorMapEncodeTiled", "cuLaunchKernel", "cuStreamCreate", "cuStreamSynchronize",
+        "cuThreadExchangeStreamCaptureMode", "cuStreamIsCapturing", "cuMemcpyHtoD",
+        "cuMemsetD8", "cuFuncSetAttribute", "cuOccupancyMaxActiveBlocksPerMultiprocessor"};
+    gset s;
+    REQUIRE(gset_make(&s, SHAPES, 3) == 0);
+    moe_bufs mb;
+    REQUIRE(moe_alloc(&mb, 3, 64, 128, 256) == 0);
+    CUstream st;
+    REQUIRE(api->cuStreamCreate(&st, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+    for (size_t i = 0; i < sizeof apis / sizeof *apis; i++) {
+        for (int n = 1; n <= 3; n++) {
+            char spec[96];
+            snprintf(spec, sizeof spec, "%s:%d", apis[i], n);
+            nvfp4jit_ctx *ctx = new_ctx();
+            REQUIRE(ctx);
+            fakecuda_stats base = stats();
+            /* a capture */
+            nvfp4jit_plan *p = NULL;
+            REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 3, &ACT16P, &p) ==
+                    NVFP4JIT_OK);
+            REQUIRE(api->cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL) == CUDA_SUCCESS);
+            REQUIRE(fk.fail(spec) == 0);
+            nvfp4jit_status r = nvfp4jit_plan_run(p, s.g, 3, st);
+            fk.fail(NULL);
+            const char *msg = nvfp4jit_last_error(ctx);
+            CHECKF(r == NVFP4JIT_OK || (r == NVFP4JIT_ERR_CUDA && strstr(msg, "CUDA_ERROR_")),
+                   "capture %s: %s: %s", spec, nvfp4jit_status_string(r), msg);
+            CUgraph g = NULL;
+            CUresult cr = api->cuStreamEndCapture(st, &g);
+            CHECKF(cr == CUDA_SUCCESS || r != NVFP4JIT_OK, "capture %s: invalidated", spec);
+            if (g) api->cuGraphDestroy(g);
+            CHECKF(nvfp4jit_plan_run(p, s.g, 3, st) == NVFP4JIT_OK, "capture %s: then %s", spec,
+                   nvfp4jit_last_error(ctx));
+            CHECK(api->cuStreamSynchronize(st) == CUDA_SUCCESS);
+            nvfp4jit_plan_destroy(p);
+            /* a MoE plan */
+            nvfp4jit_weights_desc d = {3, 64, 128, mb.b, mb.sfb, NULL, NULL};
+            nvfp4jit_weights *w = NULL;
+            REQUIRE(nvfp4jit_weights_create(ctx, NVFP4JIT_ARCH_SM90A, &d, &w) == NVFP4JIT_OK);
+            nvfp4jit_moe_plan *mp = NULL;
+            REQUIRE(fk.fail(spec) == 0);
+            r = nvfp4jit_moe_plan_create(w, 256, &ACT16P, &mp);
+            fk.fail(NULL);
+            msg = nvfp4jit_last_error(ctx);
+            CHECKF(r == NVFP4JIT_OK || (r == NVFP4JIT_ERR_CUDA && strstr(msg, "CUDA_ERROR_") &&
+                                        !mp),
+                   "moe %s: %s: %s", spec, nvfp4jit_status_string(r), msg);
+            if (!mp) CHECK(nvfp4jit_moe_plan_create(w, 256, &ACT16P, &mp) == NVFP4JIT_OK);
+            nvfp4jit_moe_call call = {mb.a, mb.sfa, mb.c, mb.off, mb.sfoff};
+            CHECKF(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_OK, "moe %s: then %s", spec,
+                   nvfp4jit_last_error(ctx));
+            nvfp4jit_moe_plan_destroy(mp);
+            nvfp4jit_weights_destroy(w);
+            fakecuda_stats e = stats();
+            CHECKF(same_live(&base, &e), "%s: device %ld -> %ld, host %ld -> %ld, streams %ld -> %ld",
+                   spec, base.live_dev_allocs, e.live_dev_allocs, base.live_host_allocs,
+                   e.live_host_allocs, base.live_streams, e.live_streams);
+            nvfp4jit_ctx_destroy(ctx);
+        }
+    }
+    api->cuStreamDestroy(st);
+    moe_free(&mb);
+    gset_free(&s);
+}
+
+static void t_cleanup(void) {
+    if (fk.own_cache) tu_rmtree(fk.cache);
+    fk.own_cache = 0;
+}
+
+const test_case tests_fakecuda[] = {
+    {"device", t_device},
+    {"plan_run", t_plan_run},
+    {"capture", t_capture},
+    {"act16", t_act16},
+    {"moe", t_moe},
+    {"tune_lookup", t_tune_lookup},
+    {"tune", t_tune},
+    {"reference_run", t_reference_run},
+    {"faults_plan", t_faults_plan},
+    {"faults_moe", t_faults_moe},
+    {"faults_sweep", t_faults_sweep},
+    {"faults_sweep_capture_moe", t_faults_sweep_capture_moe},
+    {"env", t_env},
+    {"cleanup", t_cleanup},
+    {0, 0},
+};
