@@ -790,6 +790,15 @@ FK_API CUresult cuMemAllocHost(void **p, size_t size) {
     return mem_alloc("cuMemAllocHost", K_HOST, p, size);
 }
 FK_API CUresult cuMemFreeHost(void *p) { return mem_free("cuMemFreeHost", K_HOST, p); }
+/* (cuMemGetInfo_v2 through cuda.h: the soak test's device-memory reading) */
+FK_API CUresult cuMemGetInfo(size_t *free_b, size_t *total_b) {
+    NEED_CTX();
+    FAULT("cuMemGetInfo");
+    if (!free_b || !total_b) return CUDA_ERROR_INVALID_VALUE;
+    *total_b = (size_t)80 << 30;
+    *free_b = *total_b; /* host memory stands in: no accounting */
+    return CUDA_SUCCESS;
+}
 
 /* A device range for a copy or memset (under the lock). */
 static CUresult dev_range(CUdeviceptr p, size_t n) {
