@@ -201,6 +201,14 @@ static void t_bombs(void) {
     /* print and warn write to the caller's stdout/stderr */
     expect_bomb("% print('hello')\n", "print");
     expect_bomb("% warn('@on') warn('hello')\n", "warn");
+    /* C loops the instruction count does not see (reproducers in tests/fuzz/corpus/template):
+     * table.move over absent keys, string.rep of an empty string, comparing long strings */
+    expect_bomb("% table.move({}, 1, math.maxinteger - 1, 2)\n", "table.move");
+    expect_bomb("% local s = string.rep('', math.maxinteger)\n% error('made ' .. #s, 0)\n",
+                "made 0");
+    expect_bomb("% local s, t = ('ab'):rep(1 << 22), ('ab'):rep(1 << 22)\n"
+                "% for i = 1, 1e9 do local _ = s == t and s <= t end\n",
+                "time limit");
     /* an error raised without a position still names the template line */
     expect_bomb("\n% error('boom', 0)\n", "templates/bomb.cu:2: boom");
 }
