@@ -33,12 +33,14 @@ fail=0
 for t in "${TARGETS[@]}"; do
   work="$B/corpus/$t"
   mkdir -p "$work"
+  dict=()
+  [ -f "tests/fuzz/$t.dict" ] && dict=(-dict="tests/fuzz/$t.dict")
   start=$(date +%s)
   # -timeout: one input may take at most 10 s (a render is bounded to ~0.2 s); -rss_limit_mb:
   # a render's Lua heap is capped at 64 MiB and its output at 16 MiB.
   if "$B/fuzz_$t" "$work" "tests/fuzz/corpus/$t" -max_total_time="$SECS" -timeout=10 \
        -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
-       -artifact_prefix="$B/crash-$t-" >"$B/fuzz-$t.log" 2>&1; then
+       -artifact_prefix="$B/crash-$t-" ${dict[@]+"${dict[@]}"} >"$B/fuzz-$t.log" 2>&1; then
     echo "fuzz: $t: no finding in $(( $(date +%s) - start )) s ($(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$B/fuzz-$t.log" | grep -o '[0-9]*$') runs)"
   else
     fail=1
