@@ -24,7 +24,7 @@
 /* Wall-clock bound, checked at every hook call: some C functions do work the instruction
  * count does not see (comparing two 30 MB strings is one instruction and milliseconds of
  * memcmp), so the count alone would let a loop of them run for hours. */
-#define TMPL_MAX_MS 500
+#define TMPL_MAX_MS 2000
 #define TMPL_MEM_MAX ((size_t)64 << 20)           /* Lua heap of one render */
 #define TMPL_OUT_MAX ((size_t)16 << 20)           /* rendered text of one render */
 #define TMPL_OUT_KEY "nvfp4jit.out"

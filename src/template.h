@@ -25,7 +25,7 @@ typedef struct tmpl_param {
 } tmpl_param;
 
 /* Render template `name` with params into out (appended) in a fresh sandboxed Lua state
- * (nothing survives from one render to the next). Bounds: 2e7 Lua instructions and 0.5 s (both
+ * (nothing survives from one render to the next). Bounds: 2e7 Lua instructions and 2 s (both
  * sticky: no handler can resume after the limit), 64 MiB of Lua heap, 16 MiB of output. On error
  * returns NVFP4JIT_ERR_TEMPLATE (out is as it was) and sets the message on ctx, always
  * naming the template ("templates/x.cu:12: ..."). */
