@@ -19,8 +19,12 @@
  * instructions and under 100 KiB of Lua heap (measured 2026-12-03), 1/10000 of the limits. A render may run at most TMPL_MAX_TICKS * TMPL_HOOK_EVERY Lua instructions (the
  * limit is sticky: once hit, every further instruction fails, so no handler can resume), the
  * Lua heap is capped through the allocator, and so is the rendered text. */
-#define TMPL_HOOK_EVERY 1000
-#define TMPL_MAX_TICKS 20000                      /* 2e7 instructions, ~0.1-0.2 s */
+#define TMPL_HOOK_EVERY 100
+#define TMPL_MAX_TICKS 200000                     /* 2e7 instructions, ~0.1-0.2 s */
+/* Wall-clock bound, checked at every hook call: some C functions do work the instruction
+ * count does not see (comparing two 30 MB strings is one instruction and milliseconds of
+ * memcmp), so the count alone would let a loop of them run for hours. */
+#define TMPL_MAX_MS 2000
 #define TMPL_MEM_MAX ((size_t)64 << 20)           /* Lua heap of one render */
 #define TMPL_OUT_MAX ((size_t)16 << 20)           /* rendered text of one render */
 #define TMPL_OUT_KEY "nvfp4jit.out"
@@ -30,6 +34,7 @@
 typedef struct tmpl_run {
     size_t mem, mem_max;
     long ticks;
+    double start_ms;
     int limit_hit;
     int oom; /* a (nested) render ran out of memory */
     nj_buf *out;
@@ -239,12 +244,14 @@ static int run_template(lua_State *L, const char *name, int depth) {
 static void count_hook(lua_State *L, lua_Debug *ar) {
     (void)ar;
     tmpl_run *r = run_of(L);
-    if (!r->limit_hit && ++r->ticks <= TMPL_MAX_TICKS) return;
     if (!r->limit_hit) {
+        if (++r->ticks <= TMPL_MAX_TICKS && nj_now_ms() - r->start_ms <= TMPL_MAX_MS) return;
         /* From now on every instruction fails: whatever catches this error cannot run on. */
-        r->limit_hit = 1;
+        r->limit_hit = r->ticks > TMPL_MAX_TICKS ? 1 : 2;
         lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
     }
+    if (r->limit_hit == 2)
+        luaL_error(L, "template exceeded the time limit (%d ms)", TMPL_MAX_MS);
     luaL_error(L, "template exceeded the instruction limit (%d)",
                TMPL_MAX_TICKS * TMPL_HOOK_EVERY);
 }
@@ -267,6 +274,27 @@ static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 static int l_unavailable(lua_State *L) {
     return luaL_error(L, "%s is not available in templates (%s)",
                       lua_tostring(L, lua_upvalueindex(1)), lua_tostring(L, lua_upvalueindex(2)));
+}
+
+/* string.rep, bounded: the result may not exceed the heap cap, and an empty result is made at
+ * once (Lua's own loops n times even when it copies nothing: string.rep("", 2^62) never ended;
+ * reproducer: tests/fuzz/corpus/template/rep_empty). */
+static int l_rep(lua_State *L) {
+    size_t l, lsep;
+    luaL_checklstring(L, 1, &l);
+    lua_Integer n = luaL_checkinteger(L, 2);
+    luaL_optlstring(L, 3, "", &lsep);
+    if (n <= 0 || l + lsep == 0) {
+        lua_pushliteral(L, "");
+        return 1;
+    }
+    if (l + lsep < l || (size_t)n > TMPL_MEM_MAX / (l + lsep))
+        return luaL_error(L, "string.rep: result larger than the memory limit of a render (%d MiB)",
+                          (int)(TMPL_MEM_MAX >> 20));
+    lua_pushvalue(L, lua_upvalueindex(1)); /* Lua's string.rep */
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    return 1;
 }
 
 static void disable(lua_State *L, const char *table, const char *name, const char *why) {
@@ -307,6 +335,15 @@ static void setup_state(lua_State *L) {
     for (int i = 0; pat[i]; i++)
         disable(L, LUA_STRLIBNAME, pat[i], "pattern matching is unbounded");
     disable(L, LUA_STRLIBNAME, "dump", "no bytecode in templates");
+    /* table.move(t, 1, 2^62, 2) loops in C over absent keys without allocating: beyond both the
+     * instruction and the heap limit (tests/fuzz/corpus/template/table_move); templates do not
+     * move tables. */
+    disable(L, LUA_TABLIBNAME, "move", "it loops in C, beyond the instruction limit");
+    lua_getglobal(L, LUA_STRLIBNAME);
+    lua_getfield(L, -1, "rep");
+    lua_pushcclosure(L, l_rep, 1);
+    lua_setfield(L, -2, "rep");
+    lua_pop(L, 1);
 }
 
 /* Message handler: every error names a template line. An error raised with level 0, or by a
@@ -374,7 +411,7 @@ nvfp4jit_status tmpl_render(nvfp4jit_ctx *ctx, const char *name, const tmpl_para
     NJ_RETURN_IF(ctx, !name || !out, NVFP4JIT_ERR_INVALID_ARG, "tmpl_render: bad args");
     /* A fresh state per render: nothing one template does (_G.X = 1, string.format = nil)
      * can reach the next one. Creating one costs tens of microseconds. */
-    tmpl_run run = {0, TMPL_MEM_MAX, 0, 0, 0, out, out->len};
+    tmpl_run run = {0, TMPL_MEM_MAX, 0, nj_now_ms(), 0, 0, out, out->len};
     lua_State *L = lua_newstate(capped_alloc, &run);
     NJ_RETURN_IF(ctx, !L, NVFP4JIT_ERR_OUT_OF_MEMORY, "cannot create the Lua state");
     render_args a = {name, params, nparams};

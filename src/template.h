@@ -9,8 +9,9 @@
  * line becomes exactly one line of the Lua chunk, whose name is "@templates/<name>", so a Lua
  * error reports "templates/<name>:<line>: message". The state has no io, os, debug, package,
  * coroutine, require, load, loadfile, dofile, print, warn, pcall, xpcall, collectgarbage,
- * raw access or metatables, and no pattern matching (string.find/match/gmatch/gsub: Lua's
- * matcher backtracks in C, out of reach of the instruction limit). */
+ * raw access or metatables, no table.move, and no pattern matching (string.find/match/gmatch/
+ * gsub: Lua's matcher backtracks in C, out of reach of the instruction limit); string.rep is
+ * bounded by the heap cap. */
 #ifndef NJ_TEMPLATE_H
 #define NJ_TEMPLATE_H
 
@@ -24,8 +25,8 @@ typedef struct tmpl_param {
 } tmpl_param;
 
 /* Render template `name` with params into out (appended) in a fresh sandboxed Lua state
- * (nothing survives from one render to the next). Bounds: 2e7 Lua instructions (sticky: no
- * handler can resume after the limit), 64 MiB of Lua heap, 16 MiB of output. On error
+ * (nothing survives from one render to the next). Bounds: 2e7 Lua instructions and 2 s (both
+ * sticky: no handler can resume after the limit), 64 MiB of Lua heap, 16 MiB of output. On error
  * returns NVFP4JIT_ERR_TEMPLATE (out is as it was) and sets the message on ctx, always
  * naming the template ("templates/x.cu:12: ..."). */
 nvfp4jit_status tmpl_render(nvfp4jit_ctx *ctx, const char *name, const tmpl_param *params,

@@ -198,9 +198,12 @@ static int parse_text(nvfp4jit_ctx *ctx, const char *path, char *text, size_t le
         if (e) *e = '\0';
         lineno++;
         size_t l = strlen(line);
+        /* a NUL byte ends the C string early: such a line is not what it seems to say (the
+         * header "...v1\0junk" was taken for ours here, and the rewrite replaced the file) */
+        int nul = l != (size_t)((e ? e : text + len) - line);
         if (l && line[l - 1] == '\r') line[--l] = '\0';
         if (lineno == 1) {
-            if (strcmp(line, TDB_HEADER) != 0) {
+            if (nul || strcmp(line, TDB_HEADER) != 0) {
                 nj_warn(ctx, "tuning database %s: first line is not '%s': ignoring the file "
                         "(the next tune rewrites it)", path, TDB_HEADER);
                 *ignored = 1; /* this line, then every further line */
@@ -210,8 +213,8 @@ static int parse_text(nvfp4jit_ctx *ctx, const char *path, char *text, size_t le
             }
         } else if (l && line[0] != '#') {
             tdb_entry ent;
-            const char *why = "";
-            if (parse_line(line, &ent, &why) != 0) {
+            const char *why = "NUL byte in the line";
+            if (nul || parse_line(line, &ent, &why) != 0) {
                 nj_warn(ctx, "tuning database %s:%d: %s: line ignored", path, lineno, why);
                 (*ignored)++;
             } else {
@@ -332,17 +335,23 @@ static int rewrite_text(nvfp4jit_ctx *ctx, const char *path, const tdb_entry *e,
         nj_warn(ctx, "tuning database %s: first line is not '%s': replacing the file", path,
                 TDB_HEADER);
     char line[TDB_SIG_MAX + 512];
+    /* Every line is parsed as tdb_load parses it, whatever its length: a longer line that
+     * loads (e.g. a time written with many digits) but was skipped here stayed in the file
+     * after the stored entry of its key and hid it from every lookup (found by fuzz_tune). */
     for (size_t i = 1; ours && i < n && !oom; i++) {
-        if (!L[i].len || L[i].p[0] == '#' || L[i].len >= sizeof line) continue;
-        memcpy(line, L[i].p, L[i].len);
-        line[L[i].len] = '\0';
-        if (line[L[i].len - 1] == '\r') line[L[i].len - 1] = '\0';
+        if (!L[i].len || L[i].p[0] == '#' || memchr(L[i].p, '\0', L[i].len)) continue;
+        char *copy = malloc(L[i].len + 1);
+        if (!copy) { oom = 1; break; }
+        memcpy(copy, L[i].p, L[i].len);
+        copy[L[i].len] = '\0';
+        if (copy[L[i].len - 1] == '\r') copy[L[i].len - 1] = '\0';
         tdb_entry ent;
         const char *why = "";
-        if (parse_line(line, &ent, &why) == 0) {
+        if (parse_line(copy, &ent, &why) == 0) {
             L[i].parsed = 1;
             L[i].key = ent.key;
         }
+        free(copy);
     }
     oom |= nj_buf_printf(out, "%s\n", TDB_HEADER);
     int replaced = 0;
