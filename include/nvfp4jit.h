@@ -220,6 +220,11 @@ typedef struct nvfp4jit_resources {
     int threads;              /* threads per CTA */
     double compile_ms;        /* wall time of render+NVRTC+nvJitLink; 0 on a cache hit */
     int from_cache;           /* 1 = loaded from the disk cache, 2 = from the in-memory map */
+    /* Fields are only ever appended. Since 0.1.0 (issue 10): compile_ms split in parts. */
+    double render_ms;         /* template rendering (also on a disk-cache hit: the key hashes
+                                 the source); 0 from the in-memory map */
+    double nvrtc_ms;          /* NVRTC, source -> PTX; 0 on a cache hit */
+    double link_ms;           /* nvJitLink, PTX -> cubin (ptxas); 0 on a cache hit */
 } nvfp4jit_resources;
 
 /** Render, compile (or find in the cache) a variant. The kernel is owned by ctx and lives

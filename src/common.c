@@ -154,11 +154,18 @@ double nj_now_ms(void) {
 static _Thread_local char nj_create_msg[1024];
 
 nvfp4jit_status nj_fail(nvfp4jit_ctx *ctx, nvfp4jit_status s, const char *fmt, ...) {
-    char *dst = ctx && ctx->msg ? ctx->msg : nj_create_msg;
-    size_t cap = ctx && ctx->msg ? NJ_MSG_CAP : sizeof nj_create_msg;
+    if (!ctx || !ctx->msg) return s; /* no context: nothing is kept (not the thread's message) */
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(dst, cap, fmt, ap);
+    vsnprintf(ctx->msg, NJ_MSG_CAP, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+nvfp4jit_status nj_fail_create(nvfp4jit_status s, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(nj_create_msg, sizeof nj_create_msg, fmt, ap);
     va_end(ap);
     return s;
 }

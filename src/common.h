@@ -46,31 +46,21 @@ const char *nj_file_strerror(int e);
 int nj_mkdirs(const char *path, int mode);
 
 /* ---- error recording ---- */
-#define NJ_MSG_CAP 65536
+#include "context.h" /* struct nvfp4jit_ctx (the message buffers, NJ_MSG_CAP) */
 
-
-struct nvfp4jit_ctx {
-    char *msg;  /* last error detail, NJ_MSG_CAP bytes */
-    char *warn; /* last warning, NJ_MSG_CAP bytes */
-    char cache_dir[4096];
-    int disk_cache; /* 1 = use the disk cache */
-    int cache_read_only; /* the cache directory is another user's: lookups only */
-    int verbose;
-    struct nvfp4jit_kernel *kernels; /* singly linked list of compiled kernels (in-memory map) */
-    /* device state (filled on first launch) */
-    int cu_ready;
-    int device_cc;
-    int device_sms;
-    char tune_db[4200]; /* nvfp4jit_tune_db_path's answer */
-    struct nj_gpuref *gpuref[2]; /* GPU reference kernel for sm_90a, sm_100a (src/gpuref.c) */
-};
-
-/* Record a status and a formatted message on ctx (ctx may be NULL). @return s. */
+/* Record a status and a formatted message on ctx. ctx may be NULL: then nothing is recorded
+ * (in particular not the thread's creation message). @return s. */
 nvfp4jit_status nj_fail(nvfp4jit_ctx *ctx, nvfp4jit_status s, const char *fmt, ...)
     NJ_PRINTF(3, 4);
+/* Record the message of a failed nvfp4jit_ctx_create, which nvfp4jit_last_error(NULL) returns
+ * (per thread). @return s. */
+nvfp4jit_status nj_fail_create(nvfp4jit_status s, const char *fmt, ...) NJ_PRINTF(2, 3);
+/* The thread's creation message (nvfp4jit_last_error(NULL)). */
+const char *nj_thread_create_msg(void);
 /* Record a warning (also printed to stderr when ctx->verbose). */
 void nj_warn(nvfp4jit_ctx *ctx, const char *fmt, ...) NJ_PRINTF(2, 3);
-/* Clear the last message; every public entry point calls it first. */
+/* Clear the last message. Only public entry points call it (first, before anything can
+ * fail); internals never do, so an inner call cannot clear its caller's message. */
 void nj_clear(nvfp4jit_ctx *ctx);
 
 #define NJ_RETURN_IF(ctx, cond, status, ...)                                                 \

@@ -116,6 +116,7 @@ nvfp4jit_status nvrtc_compile(nvfp4jit_ctx *ctx, const char *src, const char *pr
     const char *o[16];
     char a1[64], a2[64];
     int n1 = nvrtc_opts(arch, o, a1, sizeof a1);
+    double t0 = nj_now_ms();
     nvrtcProgram prog = NULL;
     nvrtcResult nr = nvrtcCreateProgram(&prog, src, prog_name, 0, NULL, NULL);
     if (nr != NVRTC_SUCCESS)
@@ -159,6 +160,7 @@ nvfp4jit_status nvrtc_compile(nvfp4jit_ctx *ctx, const char *src, const char *pr
     int oom = nj_buf_set(&r->ptx, ptx, ptxn ? ptxn - 1 : 0);
     free(ptx);
     if (oom) return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (PTX)");
+    double t1 = nj_now_ms();
 
     int n2 = link_opts(arch, o, a2, sizeof a2);
     nvJitLinkHandle h = NULL;
@@ -211,5 +213,7 @@ nvfp4jit_status nvrtc_compile(nvfp4jit_ctx *ctx, const char *src, const char *pr
     if (oom) return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (cubin)");
     if (!r->log.data) nj_buf_puts(&r->log, "");
     nvrtc_parse_resources(r->log.data, &r->res);
+    r->res.nvrtc_ms = t1 - t0;
+    r->res.link_ms = nj_now_ms() - t1;
     return NVFP4JIT_OK;
 }

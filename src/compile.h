@@ -6,7 +6,7 @@
 
 typedef struct nvrtc_result {
     nj_buf ptx, cubin, log;
-    nvfp4jit_resources res; /* registers, smem, spills, local; threads left 0 */
+    nvfp4jit_resources res; /* registers, smem, spills, local, nvrtc_ms, link_ms; threads 0 */
 } nvrtc_result;
 
 void nvrtc_result_init(nvrtc_result *r);

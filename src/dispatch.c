@@ -27,10 +27,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch.h"
 #include "family.h"
 #include "heuristic.h"
-#include "kernel.h"
+#include "jit.h"
 #include "tune.h"
+#include "variant.h"
 
 #define NJ_EAGER_SLOTS 16
 
@@ -73,19 +75,14 @@ struct nvfp4jit_plan {
     CUstream upload_stream; /* capture-time uploads (non-blocking, created on first capture) */
 };
 
-NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_arch arch,
-                                                  const nvfp4jit_group *groups,
-                                                  size_t num_groups,
-                                                  const nvfp4jit_variant *force,
-                                                  nvfp4jit_plan **out) {
-    if (!ctx) return NVFP4JIT_ERR_INVALID_ARG;
-    nj_clear(ctx);
-    NJ_RETURN_IF(ctx, !out, NVFP4JIT_ERR_INVALID_ARG, "nvfp4jit_plan_create: out is NULL");
+nvfp4jit_status nj_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_arch arch,
+                               const nvfp4jit_group *groups, size_t num_groups,
+                               const nvfp4jit_variant *force, nvfp4jit_plan **out) {
     *out = NULL;
     const family *f = fam_get(arch);
     NJ_RETURN_IF(ctx, !f, NVFP4JIT_ERR_UNSUPPORTED_ARCH,
                  "arch %d is not supported (sm_90a = 90, sm_100a = 100)", (int)arch);
-    NJ_FORWARD_IF_ERROR(nvfp4jit_problem_check_shapes(ctx, groups, num_groups));
+    NJ_FORWARD_IF_ERROR(nj_check_groups(ctx, groups, num_groups, 0));
     nvfp4jit_variant v;
     nvfp4jit_choice choice;
     if (force) {
@@ -102,11 +99,11 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_ar
     char why[256] = "";
     if (f->fits && !f->fits(&v, groups, num_groups, why, sizeof why)) {
         char name[96];
-        nvfp4jit_variant_format(&v, name, sizeof name);
+        nj_variant_format(&v, name, sizeof name);
         return nj_fail(ctx, NVFP4JIT_ERR_INVALID_PROBLEM, "variant %s: %s", name, why);
     }
-    nvfp4jit_kernel *k = NULL;
-    NJ_FORWARD_IF_ERROR(nvfp4jit_compile(ctx, &v, &k));
+    nj_module *k = NULL;
+    NJ_FORWARD_IF_ERROR(nj_jit_variant(ctx, &v, &k));
     nvfp4jit_plan *p = calloc(1, sizeof *p);
     NJ_RETURN_IF(ctx, !p, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (plan)");
     p->shapes = malloc(num_groups * sizeof *groups);
@@ -137,7 +134,7 @@ static void slot_free(const drv_api *api, blob_slot *sl) {
     memset(sl, 0, sizeof *sl);
 }
 
-NVFP4JIT_API void nvfp4jit_plan_destroy(nvfp4jit_plan *p) {
+void nj_plan_destroy(nvfp4jit_plan *p) {
     if (!p) return;
     const drv_api *api = p->cu_ctx ? drv_load() : NULL;
     if (api) {
@@ -189,35 +186,6 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_device_arch(nvfp4jit_ctx *ctx, int *cc) {
     api->cuDeviceGetAttribute(&ma, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
     api->cuDeviceGetAttribute(&mi, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
     *cc = ma * 10 + mi;
-    return NVFP4JIT_OK;
-}
-
-nvfp4jit_status nj_kernel_load(nvfp4jit_ctx *ctx, const drv_api *api, nvfp4jit_kernel *k) {
-    CUcontext cur = NULL;
-    api->cuCtxGetCurrent(&cur);
-    if (k->mod && k->mod_ctx == cur) return NVFP4JIT_OK;
-    CUmodule m;
-    CUresult r = api->cuModuleLoadData(&m, k->cubin.data);
-    if (r != CUDA_SUCCESS) return drv_fail(ctx, r, "cuModuleLoadData");
-    CUfunction fn, fn_prep = NULL;
-    r = api->cuModuleGetFunction(&fn, m, NJ_KERNEL_NAME);
-    if (r == CUDA_SUCCESS && k->res.shared_dynamic_bytes > 48 * 1024)
-        r = api->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                    k->res.shared_dynamic_bytes);
-    /* only the sm_90a act16 strategies have a prep kernel; asking a module without one would
-     * be an API error (CUDA_ERROR_NOT_FOUND) that compute-sanitizer reports */
-    if (r == CUDA_SUCCESS && k->v.arch == NVFP4JIT_ARCH_SM90A &&
-        k->v.strategy != NVFP4JIT_STRATEGY_DUAL)
-        r = api->cuModuleGetFunction(&fn_prep, m, NJ_KERNEL_NAME "_prep");
-    if (r != CUDA_SUCCESS) {
-        api->cuModuleUnload(m);
-        return drv_fail(ctx, r, "preparing the kernel function");
-    }
-    k->mod = m;
-    k->fn = fn;
-    k->dyn_smem_attr = k->res.shared_dynamic_bytes > 48 * 1024 ? k->res.shared_dynamic_bytes : 48 * 1024;
-    k->fn_prep = fn_prep;
-    k->mod_ctx = cur;
     return NVFP4JIT_OK;
 }
 
@@ -442,11 +410,9 @@ static nvfp4jit_status run_captured(nvfp4jit_plan *p, const drv_api *api,
     return launch(p, api, sl, st);
 }
 
-NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *p, const nvfp4jit_group *groups,
-                                               size_t num_groups, void *stream) {
-    if (!p) return NVFP4JIT_ERR_INVALID_ARG;
+nvfp4jit_status nj_plan_run(nvfp4jit_plan *p, const nvfp4jit_group *groups, size_t num_groups,
+                            void *stream) {
     nvfp4jit_ctx *ctx = p->ctx;
-    nj_clear(ctx);
     NJ_RETURN_IF(ctx, num_groups != p->num_groups, NVFP4JIT_ERR_INVALID_PROBLEM,
                  "plan was made for %zu groups, run got %zu", p->num_groups, num_groups);
     NJ_RETURN_IF(ctx, num_groups && !groups, NVFP4JIT_ERR_INVALID_ARG, "groups is NULL");
@@ -462,12 +428,12 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *p, const nvfp4jit_
     if (api && api->cuCtxGetCurrent(&now) == CUDA_SUCCESS && now == p->cu_ctx) {
         DRV_CHECK(ctx, api, cuStreamIsCapturing(st, &cap), "cuStreamIsCapturing");
         if (same && cap == CU_STREAM_CAPTURE_STATUS_NONE) {
-            NJ_FORWARD_IF_ERROR(nj_kernel_load(ctx, api, p->kernel)); /* loaded: returns at once */
+            NJ_FORWARD_IF_ERROR(nj_jit_load(ctx, api, p->kernel)); /* loaded: returns at once */
             return launch_eager(p, api, last, st);
         }
     }
     if (!same) {
-        NJ_FORWARD_IF_ERROR(nvfp4jit_problem_check(ctx, groups, num_groups));
+        NJ_FORWARD_IF_ERROR(nj_check_groups(ctx, groups, num_groups, 1));
         for (size_t i = 0; i < num_groups; i++) {
             NJ_RETURN_IF(ctx, groups[i].n != p->shapes[i].n || groups[i].k != p->shapes[i].k,
                          NVFP4JIT_ERR_INVALID_PROBLEM,
@@ -499,12 +465,12 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *p, const nvfp4jit_
         CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
         DRV_CHECK(ctx, api, cuThreadExchangeStreamCaptureMode(&mode),
                   "cuThreadExchangeStreamCaptureMode");
-        s = nj_kernel_load(ctx, api, p->kernel);
+        s = nj_jit_load(ctx, api, p->kernel);
         if (s == NVFP4JIT_OK) s = run_captured(p, api, groups, st);
         api->cuThreadExchangeStreamCaptureMode(&mode);
         return s;
     }
-    NJ_FORWARD_IF_ERROR(nj_kernel_load(ctx, api, p->kernel));
+    NJ_FORWARD_IF_ERROR(nj_jit_load(ctx, api, p->kernel));
     if (same) return launch_eager(p, api, last, st);
     size_t wneed = p->fam->workspace_size ? p->fam->workspace_size(&p->v, groups, num_groups)
                                           : 0;
@@ -525,3 +491,24 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *p, const nvfp4jit_
     p->cur = (int)(sl - p->eager);
     return NVFP4JIT_OK;
 }
+
+/* ---- public entry points: argument checks, the message cleared, then the internals ---- */
+NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_arch arch,
+                                                  const nvfp4jit_group *groups,
+                                                  size_t num_groups,
+                                                  const nvfp4jit_variant *force,
+                                                  nvfp4jit_plan **out) {
+    if (!ctx) return NVFP4JIT_ERR_INVALID_ARG;
+    nj_clear(ctx);
+    NJ_RETURN_IF(ctx, !out, NVFP4JIT_ERR_INVALID_ARG, "nvfp4jit_plan_create: out is NULL");
+    return nj_plan_create(ctx, arch, groups, num_groups, force, out);
+}
+
+NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *p, const nvfp4jit_group *groups,
+                                               size_t num_groups, void *stream) {
+    if (!p) return NVFP4JIT_ERR_INVALID_ARG;
+    nj_clear(p->ctx);
+    return nj_plan_run(p, groups, num_groups, stream);
+}
+
+NVFP4JIT_API void nvfp4jit_plan_destroy(nvfp4jit_plan *p) { nj_plan_destroy(p); }

@@ -18,6 +18,7 @@
 
 #include "family.h"
 #include "heuristic.h"
+#include "variant.h"
 
 /* act16 terms, fitted to 42 `nvfp4jit bench` timings on the H200 (bench/RESULTS.md and
  * bench/data/2026-12-03-h200-act16-sweep-*.csv, 2026-12-03, plus the heuristic run after them).
@@ -245,7 +246,7 @@ nvfp4jit_status heur_rank(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_
                           size_t n, int sms, heur_cand *out, size_t cap, size_t *count) {
     const family *f = fam_get(arch);
     NJ_RETURN_IF(ctx, !f, NVFP4JIT_ERR_UNSUPPORTED_ARCH, "arch %d is not supported", (int)arch);
-    NJ_FORWARD_IF_ERROR(nvfp4jit_problem_check_shapes(ctx, g, n));
+    NJ_FORWARD_IF_ERROR(nj_check_groups(ctx, g, n, 0));
     rank_acc a;
     memset(&a, 0, sizeof a);
     a.f = f;

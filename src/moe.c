@@ -13,7 +13,8 @@
 
 #include "family.h"
 #include "heuristic.h"
-#include "kernel.h"
+#include "jit.h"
+#include "variant.h"
 
 #define MOE_MAX_EXPERTS 65536
 #define MOE_MAX_ROWS (1LL << 30)
@@ -37,14 +38,20 @@ struct nvfp4jit_moe_plan {
     size_t dyn_smem;
 };
 
-NVFP4JIT_API size_t nvfp4jit_scale_bytes(int64_t rows, int64_t k) {
+static size_t scale_bytes(int64_t rows, int64_t k) {
     if (rows < 0 || k < 0) return 0;
     return (size_t)((rows + 127) / 128 * 128) * (size_t)((k / 16 + 3) / 4 * 4);
 }
 
-NVFP4JIT_API int64_t nvfp4jit_moe_scale_rows(int64_t max_rows, int num_experts) {
+static int64_t moe_scale_rows(int64_t max_rows, int num_experts) {
     if (max_rows < 0 || num_experts < 0) return 0;
     return (max_rows + 127 * (int64_t)num_experts + 127) / 128 * 128;
+}
+
+NVFP4JIT_API size_t nvfp4jit_scale_bytes(int64_t rows, int64_t k) { return scale_bytes(rows, k); }
+
+NVFP4JIT_API int64_t nvfp4jit_moe_scale_rows(int64_t max_rows, int num_experts) {
+    return moe_scale_rows(max_rows, num_experts);
 }
 
 NVFP4JIT_API nvfp4jit_status nvfp4jit_weights_create(nvfp4jit_ctx *ctx, nvfp4jit_arch arch,
@@ -80,7 +87,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_weights_create(nvfp4jit_ctx *ctx, nvfp4jit
         return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (weights)");
     }
     uint64_t bstride = (uint64_t)(d->n * (d->k / 2));
-    uint64_t sstride = (uint64_t)nvfp4jit_scale_bytes(d->n, d->k);
+    uint64_t sstride = (uint64_t)scale_bytes(d->n, d->k);
     for (size_t e = 0; e < E; e++) {
         b[e] = d->b ? d->b + e * bstride : d->b_experts[e];
         sfb[e] = d->b ? d->sfb + e * sstride : d->sfb_experts[e];
@@ -169,11 +176,13 @@ static void moe_free_device(nvfp4jit_moe_plan *p) {
     if (prev != p->cu_ctx) api->cuCtxSetCurrent(prev);
 }
 
-NVFP4JIT_API void nvfp4jit_moe_plan_destroy(nvfp4jit_moe_plan *p) {
+static void moe_plan_free(nvfp4jit_moe_plan *p) {
     if (!p) return;
     moe_free_device(p);
     free(p);
 }
+
+NVFP4JIT_API void nvfp4jit_moe_plan_destroy(nvfp4jit_moe_plan *p) { moe_plan_free(p); }
 
 static nvfp4jit_status moe_build(nvfp4jit_moe_plan *p, const drv_api *api) {
     nvfp4jit_weights *w = p->w;
@@ -197,7 +206,7 @@ static nvfp4jit_status moe_build(nvfp4jit_moe_plan *p, const drv_api *api) {
     free(host);
     NJ_FORWARD_IF_ERROR(s);
     if (r != CUDA_SUCCESS) return drv_fail(ctx, r, "cuMemcpyHtoD (MoE blob)");
-    NJ_FORWARD_IF_ERROR(nj_kernel_load(ctx, api, p->kernel));
+    NJ_FORWARD_IF_ERROR(nj_jit_load(ctx, api, p->kernel));
     NJ_RETURN_IF(ctx, !p->kernel->fn_prep, NVFP4JIT_ERR_INTERNAL, "act16 module without prep kernel");
     /* the function is shared by every plan of this variant: its shared-memory limit only
      * ever grows (a plan of fewer experts must not shrink it under one of more) */
@@ -256,7 +265,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64
     nvfp4jit_choice choice = NVFP4JIT_CHOICE_HEURISTIC;
     if (force) {
         v = *force;
-        NJ_FORWARD_IF_ERROR(nvfp4jit_variant_check(ctx, &v));
+        NJ_FORWARD_IF_ERROR(nj_variant_check(ctx, &v));
         NJ_RETURN_IF(ctx, !moe_usable(&v, w->experts), NVFP4JIT_ERR_INVALID_VARIANT,
                      "MoE calls need an sm_90a act16/act16p variant whose tile table for %d "
                      "experts fits shared memory",
@@ -266,7 +275,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64
         NJ_FORWARD_IF_ERROR(moe_choose(w, max_rows, &v));
     }
     nvfp4jit_kernel *k = NULL;
-    NJ_FORWARD_IF_ERROR(nvfp4jit_compile(ctx, &v, &k));
+    NJ_FORWARD_IF_ERROR(nj_jit_variant(ctx, &v, &k));
     nvfp4jit_status s;
     const drv_api *api = drv_get(ctx, &s);
     if (!api) return s;
@@ -280,12 +289,12 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64
     p->info.variant = v;
     p->info.choice = choice;
     p->max_rows = max_rows;
-    p->sf_rows = nvfp4jit_moe_scale_rows(max_rows, w->experts);
+    p->sf_rows = moe_scale_rows(max_rows, w->experts);
     p->dyn_smem = sm90_moe_dyn_smem(&v, w->experts);
     api->cuCtxGetCurrent(&p->cu_ctx);
     s = moe_build(p, api);
     if (s != NVFP4JIT_OK) {
-        nvfp4jit_moe_plan_destroy(p);
+        moe_plan_free(p);
         return s;
     }
     p->info.setup_ms = nj_now_ms() - t0;

@@ -39,6 +39,7 @@ typedef struct tmpl_run {
     int oom; /* a (nested) render ran out of memory */
     nj_buf *out;
     size_t out_start;
+    const char *dir; /* the context's template override directory ("" = none) */
 } tmpl_run;
 
 /* Append s[0..n) to b as a Lua string literal. */
@@ -117,8 +118,8 @@ oom:
     return -1;
 }
 
-int tmpl_find(const char *name, const char **text, size_t *len, nj_buf *scratch) {
-    const char *dir = getenv("NVFP4JIT_TEMPLATE_DIR");
+int tmpl_find(const char *dir, const char *name, const char **text, size_t *len,
+              nj_buf *scratch) {
     if (dir && *dir) {
         char path[4096];
         int w = snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -200,12 +201,14 @@ static int run_template(lua_State *L, const char *name, int depth) {
     const char *text;
     size_t len;
     char err[512];
-    int found = tmpl_find(name, &text, &len, &scratch);
+    void *ud = NULL;
+    lua_getallocf(L, &ud);
+    const char *dir = ((const tmpl_run *)ud)->dir;
+    int found = tmpl_find(dir, name, &text, &len, &scratch);
     if (found == -2) {
         int e = errno;
         nj_buf_free(&scratch);
-        lua_pushfstring(L, "template override %s/%s: %s", getenv("NVFP4JIT_TEMPLATE_DIR"), name,
-                        nj_file_strerror(e));
+        lua_pushfstring(L, "template override %s/%s: %s", dir, name, nj_file_strerror(e));
         return LUA_ERRRUN;
     }
     if (found) {
@@ -411,7 +414,8 @@ nvfp4jit_status tmpl_render(nvfp4jit_ctx *ctx, const char *name, const tmpl_para
     NJ_RETURN_IF(ctx, !name || !out, NVFP4JIT_ERR_INVALID_ARG, "tmpl_render: bad args");
     /* A fresh state per render: nothing one template does (_G.X = 1, string.format = nil)
      * can reach the next one. Creating one costs tens of microseconds. */
-    tmpl_run run = {0, TMPL_MEM_MAX, 0, nj_now_ms(), 0, 0, out, out->len};
+    tmpl_run run = {0, TMPL_MEM_MAX, 0, nj_now_ms(), 0, 0, out, out->len,
+                    ctx ? ctx->template_dir : ""};
     lua_State *L = lua_newstate(capped_alloc, &run);
     NJ_RETURN_IF(ctx, !L, NVFP4JIT_ERR_OUT_OF_MEMORY, "cannot create the Lua state");
     render_args a = {name, params, nparams};

@@ -28,15 +28,17 @@ typedef struct tmpl_param {
  * (nothing survives from one render to the next). Bounds: 2e7 Lua instructions and 2 s (both
  * sticky: no handler can resume after the limit), 64 MiB of Lua heap, 16 MiB of output. On error
  * returns NVFP4JIT_ERR_TEMPLATE (out is as it was) and sets the message on ctx, always
- * naming the template ("templates/x.cu:12: ..."). */
+ * naming the template ("templates/x.cu:12: ..."). Overrides come from ctx->template_dir. */
 nvfp4jit_status tmpl_render(nvfp4jit_ctx *ctx, const char *name, const tmpl_param *params,
                             int nparams, nj_buf *out);
 
 /* Embedded template lookup (generated at build time). @return 0 and the text, -1 if
- * unknown. $NVFP4JIT_TEMPLATE_DIR, when set, is searched first (for template developers): a
- * file missing there falls back to the embedded one, but one that is there and cannot be read
- * (not a regular file, larger than 1 MiB, EACCES...) returns -2 with errno set. */
-int tmpl_find(const char *name, const char **text, size_t *len, nj_buf *scratch);
+ * unknown. dir (tmpl_render passes the context's NVFP4JIT_TEMPLATE_DIR, read at context
+ * creation), when not NULL or "", is searched first (for template developers): a file missing
+ * there falls back to the embedded one, but one that is there and cannot be read (not a
+ * regular file, larger than 1 MiB, EACCES...) returns -2 with errno set. */
+int tmpl_find(const char *dir, const char *name, const char **text, size_t *len,
+              nj_buf *scratch);
 
 /* The embedded template table. */
 typedef struct tmpl_file {

@@ -17,6 +17,9 @@
 #include "reference.h"
 #include "tune.h"
 #include "cache.h"
+#include "dispatch.h"
+#include "jit.h"
+#include "variant.h"
 
 /* ---- signatures ---------------------------------------------------------------------------- */
 int64_t tdb_m_bucket(int64_t m) {
@@ -115,7 +118,7 @@ static int key_eq(const tdb_key *a, const tdb_key *b) {
 
 int tdb_format(const tdb_entry *e, char *out, size_t n) {
     char v[96];
-    nvfp4jit_variant_format(&e->v, v, sizeof v);
+    nj_variant_format(&e->v, v, sizeof v);
     int w = snprintf(out, n, "%s\t%d\t%d\t%s\t%s\t%s\t%.3f\n", e->key.device, e->key.sms,
                      e->key.driver, e->key.library, e->key.sig, v, e->us);
     return w < 0 || (size_t)w >= n ? -1 : 0;
@@ -169,7 +172,7 @@ static int parse_line(char *line, tdb_entry *e, const char **why) {
     }
     strcpy(e->key.library, f[3]);
     strcpy(e->key.sig, f[4]);
-    if (nvfp4jit_variant_parse(f[5], &e->v) != NVFP4JIT_OK) {
+    if (nj_variant_parse(f[5], &e->v) != NVFP4JIT_OK) {
         *why = "bad variant";
         return -1;
     }
@@ -468,9 +471,7 @@ done:
 /* ---- plan-time lookup ------------------------------------------------------------------- */
 int tune_lookup(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_group *g, size_t n,
                 nvfp4jit_variant *v) {
-    const char *off = getenv("NVFP4JIT_NO_TUNE");
-    if (off && *off && strcmp(off, "0")) return 0;
-    if (!ctx || !ctx->disk_cache || !ctx->cache_dir[0]) return 0;
+    if (!ctx || ctx->no_tune || !ctx->disk_cache || !ctx->cache_dir[0]) return 0;
     char path[4200];
     if (tdb_path(ctx->cache_dir, path, sizeof path) != 0) return 0;
     struct stat st;
@@ -489,7 +490,7 @@ int tune_lookup(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_group *g, 
     char why[256] = "";
     if (e.v.arch != arch || !f || !f->check(&e.v, why, sizeof why)) {
         char name[96];
-        nvfp4jit_variant_format(&e.v, name, sizeof name);
+        nj_variant_format(&e.v, name, sizeof name);
         nj_warn(ctx, "tuning database %s: entry for %s names %s, which is not a valid %s "
                 "variant%s%s; using the heuristic", path, sig, name, arch_str(arch),
                 why[0] ? ": " : "", why);
@@ -525,7 +526,7 @@ typedef struct tune_pool {
     tune_cand *c;
     size_t n, next, done;
     double deadline_ms; /* 0 = none */
-    const char *cache_dir;
+    const nvfp4jit_ctx *parent; /* each worker compiles in a context like it */
     int progress;
 } tune_pool;
 
@@ -541,11 +542,8 @@ static void progress_bar(int on, const char *phase, size_t done, size_t total) {
 
 static void *compile_worker(void *u) {
     tune_pool *p = u;
-    nvfp4jit_ctx_options o;
-    memset(&o, 0, sizeof o);
-    o.cache_dir = p->cache_dir;
     nvfp4jit_ctx *c = NULL;
-    nvfp4jit_status cs = nvfp4jit_ctx_create(&o, &c);
+    nvfp4jit_status cs = nj_ctx_create_like(p->parent, &c);
     for (;;) {
         pthread_mutex_lock(&p->mu);
         size_t i = p->next++;
@@ -558,12 +556,11 @@ static void *compile_worker(void *u) {
         } else if (cs != NVFP4JIT_OK) {
             t->st = cs;
             snprintf(t->err, sizeof t->err, "cannot create a context: %s",
-                     nvfp4jit_last_error(NULL));
+                     nj_thread_create_msg());
         } else {
-            nvfp4jit_kernel *k = NULL;
-            t->st = nvfp4jit_compile(c, &t->h.v, &k);
-            if (t->st != NVFP4JIT_OK)
-                snprintf(t->err, sizeof t->err, "%.500s", nvfp4jit_last_error(c));
+            nj_module *k = NULL;
+            t->st = nj_jit_variant(c, &t->h.v, &k);
+            if (t->st != NVFP4JIT_OK) snprintf(t->err, sizeof t->err, "%.500s", c->msg);
             else
                 t->compiled = 1;
         }
@@ -572,7 +569,7 @@ static void *compile_worker(void *u) {
         progress_bar(p->progress, "compile", p->done, p->n);
         pthread_mutex_unlock(&p->mu);
     }
-    nvfp4jit_ctx_destroy(c);
+    nj_ctx_destroy(c);
     return NULL;
 }
 
@@ -580,10 +577,10 @@ static void *compile_worker(void *u) {
 static nvfp4jit_status time_plan(nvfp4jit_ctx *ctx, const drv_api *api, nvfp4jit_plan *plan,
                                  const nvfp4jit_group *g, size_t n, CUstream st, CUevent *ev,
                                  int warmup, int iters, double *med, double *mn) {
-    for (int i = 0; i < warmup; i++) NJ_FORWARD_IF_ERROR(nvfp4jit_plan_run(plan, g, n, st));
+    for (int i = 0; i < warmup; i++) NJ_FORWARD_IF_ERROR(nj_plan_run(plan, g, n, st));
     for (int i = 0; i < iters; i++) {
         DRV_CHECK(ctx, api, cuEventRecord(ev[2 * i], st), "cuEventRecord");
-        NJ_FORWARD_IF_ERROR(nvfp4jit_plan_run(plan, g, n, st));
+        NJ_FORWARD_IF_ERROR(nj_plan_run(plan, g, n, st));
         DRV_CHECK(ctx, api, cuEventRecord(ev[2 * i + 1], st), "cuEventRecord");
     }
     DRV_CHECK(ctx, api, cuStreamSynchronize(st), "cuStreamSynchronize (a launch failed)");
@@ -713,7 +710,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_tune(nvfp4jit_ctx *ctx, nvfp4jit_arch arch
     const family *f = fam_get(arch);
     NJ_RETURN_IF(ctx, !f, NVFP4JIT_ERR_UNSUPPORTED_ARCH,
                  "arch %d is not supported (sm_90a = 90, sm_100a = 100)", (int)arch);
-    NJ_FORWARD_IF_ERROR(nvfp4jit_problem_check_shapes(ctx, groups, n));
+    NJ_FORWARD_IF_ERROR(nj_check_groups(ctx, groups, n, 0));
     nvfp4jit_tune_options o;
     memset(&o, 0, sizeof o);
     if (opt) o = *opt;
@@ -731,7 +728,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_tune(nvfp4jit_ctx *ctx, nvfp4jit_arch arch
     nvfp4jit_status s;
     const drv_api *api = drv_get(ctx, &s);
     if (!api) return s;
-    NJ_FORWARD_IF_ERROR(nvfp4jit_problem_check(ctx, groups, n));
+    NJ_FORWARD_IF_ERROR(nj_check_groups(ctx, groups, n, 1));
     int cc = ctx->device_cc;
     NJ_RETURN_IF(ctx, !((arch == NVFP4JIT_ARCH_SM90A && cc == 90) ||
                         (arch == NVFP4JIT_ARCH_SM100A && cc == 100)),
@@ -769,7 +766,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_tune(nvfp4jit_ctx *ctx, nvfp4jit_arch arch
     pool.c = c;
     pool.n = k;
     pool.deadline_ms = deadline;
-    pool.cache_dir = ctx->cache_dir;
+    pool.parent = ctx;
     pool.progress = progress;
     if (ctx->disk_cache && ctx->cache_dir[0]) {
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -785,14 +782,14 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_tune(nvfp4jit_ctx *ctx, nvfp4jit_arch arch
         for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
     } else {
         for (size_t i = 0; i < k; i++) {
-            nvfp4jit_kernel *kk = NULL;
+            nj_module *kk = NULL;
             if (i > 0 && deadline > 0 && nj_now_ms() > deadline) {
                 c[i].st = NVFP4JIT_ERR_NOT_FOUND;
                 snprintf(c[i].err, sizeof c[i].err, "time limit reached before compiling");
             } else {
-                c[i].st = nvfp4jit_compile(ctx, &c[i].h.v, &kk);
+                c[i].st = nj_jit_variant(ctx, &c[i].h.v, &kk);
                 if (c[i].st == NVFP4JIT_OK) c[i].compiled = 1;
-                else snprintf(c[i].err, sizeof c[i].err, "%.500s", nvfp4jit_last_error(ctx));
+                else snprintf(c[i].err, sizeof c[i].err, "%.500s", ctx->msg);
             }
             progress_bar(progress, "compile", i + 1, k);
         }
@@ -829,26 +826,25 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_tune(nvfp4jit_ctx *ctx, nvfp4jit_arch arch
             continue;
         }
         nvfp4jit_plan *plan = NULL;
-        s = nvfp4jit_plan_create(ctx, arch, groups, n, &c[i].h.v, &plan);
+        s = nj_plan_create(ctx, arch, groups, n, &c[i].h.v, &plan);
         if (s == NVFP4JIT_OK)
             s = time_plan(ctx, api, plan, groups, n, st, ev, warmup, iters, &c[i].med, &c[i].min);
         if (s != NVFP4JIT_OK) {
             char name[96];
-            nvfp4jit_variant_format(&c[i].h.v, name, sizeof name);
-            snprintf(failmsg, sizeof failmsg, "timing %s: %.900s", name,
-                     nvfp4jit_last_error(ctx));
+            nj_variant_format(&c[i].h.v, name, sizeof name);
+            snprintf(failmsg, sizeof failmsg, "timing %s: %.900s", name, ctx->msg);
             api->cuStreamSynchronize(st);
-            nvfp4jit_plan_destroy(plan);
+            nj_plan_destroy(plan);
             fail = s;
             nj_fail(ctx, s, "%s", failmsg);
             goto out;
         }
         api->cuStreamSynchronize(st);
-        nvfp4jit_plan_destroy(plan);
+        nj_plan_destroy(plan);
         timed++;
         if (o.verbose) {
             char name[96];
-            nvfp4jit_variant_format(&c[i].h.v, name, sizeof name);
+            nj_variant_format(&c[i].h.v, name, sizeof name);
             if (progress) fputc('\n', stderr);
             fprintf(stderr, "nvfp4jit tune: #%zu %-28s est %9.2f us  median %9.2f us  min %9.2f us\n",
                     i + 1, name, c[i].h.est_us, c[i].med, c[i].min);
@@ -881,13 +877,13 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_tune(nvfp4jit_ctx *ctx, nvfp4jit_arch arch
             if (c[i].med >= 0 && !dropped[i] && c[i].med <= fastest * (1.0 + TUNE_TIE))
                 pick = (long)i;
         nvfp4jit_plan *plan = NULL;
-        s = nvfp4jit_plan_create(ctx, arch, groups, n, &c[pick].h.v, &plan);
-        if (s == NVFP4JIT_OK) s = nvfp4jit_plan_run(plan, groups, n, st);
+        s = nj_plan_create(ctx, arch, groups, n, &c[pick].h.v, &plan);
+        if (s == NVFP4JIT_OK) s = nj_plan_run(plan, groups, n, st);
         if (s == NVFP4JIT_OK) {
             r = api->cuStreamSynchronize(st);
             if (r != CUDA_SUCCESS) s = drv_fail(ctx, r, "cuStreamSynchronize (check run)");
         }
-        nvfp4jit_plan_destroy(plan);
+        nj_plan_destroy(plan);
         int pass = 0;
         char why[256] = "";
         if (s == NVFP4JIT_OK) s = check_result(ctx, api, groups, n, &pass, why, sizeof why);
@@ -900,7 +896,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_tune(nvfp4jit_ctx *ctx, nvfp4jit_arch arch
             break;
         }
         char name[96];
-        nvfp4jit_variant_format(&c[pick].h.v, name, sizeof name);
+        nj_variant_format(&c[pick].h.v, name, sizeof name);
         nj_warn(ctx, "tune: %s was fastest but fails the reference check (%s); dropped", name,
                 why);
         dropped[pick] = 1;

@@ -6,7 +6,7 @@
 
 #include "cache.h"
 #include "compile.h"
-#include "kernel.h"
+#include "jit.h"
 #include "testutil.h"
 
 #if __has_include("sm100_cases.inc")

@@ -15,7 +15,7 @@
 
 #include "emu.h"
 #include "family.h"
-#include "kernel.h"
+#include "jit.h"
 #include "reference.h"
 #include "template.h"
 #include "testutil.h"
@@ -373,7 +373,7 @@ static int run_mutant(const char *from, const char *to, const char *from2, const
     nj_buf scratch, mut;
     nj_buf_init(&scratch);
     nj_buf_init(&mut);
-    if (tmpl_find("sm100a_grouped.cu", &text, &len, &scratch)) return -1;
+    if (tmpl_find(NULL, "sm100a_grouped.cu", &text, &len, &scratch)) return -1;
     const char *hit = strstr(text, from);
     if (!hit || strstr(hit + 1, from)) { /* exactly once */
         nj_buf_free(&scratch);

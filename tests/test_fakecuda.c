@@ -10,7 +10,7 @@
 
 #include "fakecuda/fakecuda.h"
 #include "family.h"
-#include "kernel.h"
+#include "jit.h"
 #include "reference.h"
 #include "testutil.h"
 #include "tune.h"

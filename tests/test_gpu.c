@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "gpudata.h"
-#include "kernel.h"
+#include "jit.h"
 #include "reference.h"
 
 /* Download and compare every group. @return number of failing groups. */

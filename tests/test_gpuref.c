@@ -90,7 +90,7 @@ static void t_compile(void) {
         {NVFP4JIT_ARCH_SM90A, 90}, {NVFP4JIT_ARCH_SM100A, 100}};
     char keys[2][33];
     for (int i = 0; i < 2; i++) {
-        nj_gpuref *g = NULL;
+        nj_module *g = NULL;
         nvfp4jit_status s = gpuref_get(ctx, arches[i].arch, &g);
         CHECKF(s == NVFP4JIT_OK, "sm_%d: %s", arches[i].sm, nvfp4jit_last_error(ctx));
         if (s != NVFP4JIT_OK) continue;
@@ -109,7 +109,7 @@ static void t_compile(void) {
         snprintf(keys[i], sizeof keys[i], "%s", g->key);
         printf("  reference sm_%d: regs %d, cubin %zu bytes, compile %.0f ms, key %s\n",
                arches[i].sm, g->res.registers, g->cubin.len, g->res.compile_ms, g->key);
-        nj_gpuref *again = NULL;
+        nj_module *again = NULL;
         CHECK(gpuref_get(ctx, arches[i].arch, &again) == NVFP4JIT_OK && again == g);
         CHECK(again && again->res.from_cache == 2);
         /* the cache entry says what it is */
@@ -123,14 +123,14 @@ static void t_compile(void) {
         nj_buf_free(&m);
     }
     CHECK(strcmp(keys[0], keys[1]) != 0);
-    nj_gpuref *bad = NULL;
+    nj_module *bad = NULL;
     CHECK(gpuref_get(ctx, (nvfp4jit_arch)80, &bad) == NVFP4JIT_ERR_UNSUPPORTED_ARCH && !bad);
     nvfp4jit_ctx_destroy(ctx);
 
     /* a second context finds both in the disk cache, under the same keys */
     REQUIRE(nvfp4jit_ctx_create(&o, &ctx) == NVFP4JIT_OK);
     for (int i = 0; i < 2; i++) {
-        nj_gpuref *g = NULL;
+        nj_module *g = NULL;
         REQUIRE(gpuref_get(ctx, arches[i].arch, &g) == NVFP4JIT_OK);
         CHECK(g->res.from_cache == 1 && strcmp(g->key, keys[i]) == 0);
         CHECK(g->res.registers > 0);

@@ -37,7 +37,7 @@
 
 #include "compile.h"
 #include "family.h"
-#include "kernel.h"
+#include "jit.h"
 #include "lint.h"
 #include "testutil.h"
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "gpudata.h"
-#include "kernel.h"
+#include "jit.h"
 #include "reference.h"
 
 static void moe_bad_args(void) {

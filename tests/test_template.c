@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kernel.h"
+#include "jit.h"
 #include "template.h"
 #include "testutil.h"
 
@@ -27,10 +27,11 @@ static nvfp4jit_status render_custom(nvfp4jit_ctx *ctx, const char *const *files
     char d[4096];
     snprintf(d, sizeof d, "%s", dir);
     for (int i = 0; i < nfiles; i++) write_file(d, files[2 * i], files[2 * i + 1]);
-    setenv("NVFP4JIT_TEMPLATE_DIR", d, 1);
+    /* the override directory as nvfp4jit_ctx_create would have read it from the environment */
+    snprintf(ctx->template_dir, sizeof ctx->template_dir, "%s", d);
     tmpl_param p[3] = {{"N", 0, 42, NULL}, {"NAME", 1, 0, "kern"}, {"ZERO", 0, 0, NULL}};
     nvfp4jit_status s = tmpl_render(ctx, name, p, 3, out);
-    unsetenv("NVFP4JIT_TEMPLATE_DIR");
+    ctx->template_dir[0] = '\0';
     tu_rmtree(d);
     return s;
 }
@@ -129,14 +130,14 @@ static void t_sandbox(void) {
 /* issue 11: a FIFO as a template override hung the render; an override that is there but
  * cannot be read fell back to the embedded template without a word */
 static void t_override_unreadable(void) {
-    nvfp4jit_ctx *ctx = mk();
-    REQUIRE(ctx);
     char d[4096];
     snprintf(d, sizeof d, "%s", tu_tmpdir());
     char p[4200];
     snprintf(p, sizeof p, "%s/sm90a_grouped.cu", d);
     REQUIRE(mkfifo(p, 0644) == 0);
-    setenv("NVFP4JIT_TEMPLATE_DIR", d, 1);
+    setenv("NVFP4JIT_TEMPLATE_DIR", d, 1); /* read by nvfp4jit_ctx_create */
+    nvfp4jit_ctx *ctx = mk();
+    REQUIRE(ctx);
     tmpl_param prm[1] = {{"N", 0, 1, NULL}};
     nj_buf out;
     nj_buf_init(&out);
@@ -244,9 +245,9 @@ static void t_embedded(void) {
     size_t len;
     nj_buf scratch;
     nj_buf_init(&scratch);
-    CHECK(tmpl_find("sm90a_grouped.cu", &text, &len, &scratch) == 0 && len > 1000);
-    CHECK(tmpl_find("sm100a_grouped.cu", &text, &len, &scratch) == 0 && len > 1000);
-    CHECK(tmpl_find("no_such.cu", &text, &len, &scratch) == -1);
+    CHECK(tmpl_find(NULL, "sm90a_grouped.cu", &text, &len, &scratch) == 0 && len > 1000);
+    CHECK(tmpl_find(NULL, "sm100a_grouped.cu", &text, &len, &scratch) == 0 && len > 1000);
+    CHECK(tmpl_find(NULL, "no_such.cu", &text, &len, &scratch) == -1);
     nj_buf_free(&scratch);
 }
 

@@ -1,0 +1,319 @@
+/* jit.c - the one JIT path (see jit.h): render -> key -> disk cache -> NVRTC/nvJitLink ->
+ * module, for the grouped-GEMM variants and the GPU reference alike. */
+#include "jit.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "compile.h"
+#include "family.h"
+#include "variant.h"
+
+/* ---- rendering a variant ---- */
+int nj_variant_params(const nvfp4jit_variant *v, tmpl_param *p, int cap) {
+    const family *f = fam_get(v->arch);
+    int n = 0;
+    if (!f || cap < 10) return 0;
+    p[n++] = (tmpl_param){"ARCH", 1, 0, f->arch_name};
+    p[n++] = (tmpl_param){"BLOCK_M", 0, v->block_m, NULL};
+    p[n++] = (tmpl_param){"BLOCK_N", 0, v->block_n, NULL};
+    p[n++] = (tmpl_param){"BLOCK_K", 0, v->block_k, NULL};
+    p[n++] = (tmpl_param){"STAGES", 0, v->stages, NULL};
+    p[n++] = (tmpl_param){"SWAP_AB", 0, v->swap_ab, NULL};
+    p[n++] = (tmpl_param){"STRATEGY", 0, v->strategy, NULL};
+    p[n++] = (tmpl_param){"THREADS", 0, f->threads(v), NULL};
+    p[n++] = (tmpl_param){"DYN_SMEM", 0, (long long)f->dyn_smem(v), NULL};
+    p[n++] = (tmpl_param){"KERNEL_NAME", 1, 0, NJ_KERNEL_NAME};
+    if (f->params) n += f->params(v, p + n, cap - n);
+    return n;
+}
+
+nvfp4jit_status nj_render(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, nj_buf *out) {
+    const family *f = fam_get(v->arch);
+    NJ_RETURN_IF(ctx, !f, NVFP4JIT_ERR_UNSUPPORTED_ARCH, "arch %d is not supported",
+                 (int)v->arch);
+    tmpl_param p[48];
+    int n = nj_variant_params(v, p, (int)(sizeof p / sizeof p[0]));
+    return tmpl_render(ctx, f->template_name, p, n, out);
+}
+
+/* ---- modules ---- */
+static void module_free(nj_module *m) {
+    if (!m) return;
+    nj_buf_free(&m->source);
+    nj_buf_free(&m->ptx);
+    nj_buf_free(&m->cubin);
+    nj_buf_free(&m->log);
+    free(m);
+}
+
+void nj_jit_free_all(nvfp4jit_ctx *ctx) {
+    const drv_api *api = NULL;
+    CUcontext cur = NULL;
+    for (nj_module *m = ctx->kernels; m; m = m->next) {
+        if (!m->mod) continue;
+        /* a module exists only if the driver was loaded: drv_load returns the same table */
+        if (!api && (api = drv_load()) && api->cuCtxGetCurrent(&cur) != CUDA_SUCCESS) cur = NULL;
+        /* NOTE: cuModuleUnload acts on the current context; a module of another (maybe
+         * destroyed) context is left to that context's destruction (jit.h). */
+        if (api && cur && cur == m->mod_ctx) api->cuModuleUnload(m->mod);
+    }
+    nj_module *m = ctx->kernels;
+    while (m) {
+        nj_module *n = m->next;
+        module_free(m);
+        m = n;
+    }
+    ctx->kernels = NULL;
+}
+
+nvfp4jit_status nj_jit_load(nvfp4jit_ctx *ctx, const drv_api *api, nj_module *k) {
+    CUcontext cur = NULL;
+    api->cuCtxGetCurrent(&cur);
+    if (k->mod && k->mod_ctx == cur) return NVFP4JIT_OK;
+    char what[160];
+    snprintf(what, sizeof what, "cuModuleLoadData (%s)", k->what);
+    CUmodule m;
+    CUresult r = api->cuModuleLoadData(&m, k->cubin.data);
+    if (r != CUDA_SUCCESS) return drv_fail(ctx, r, what);
+    CUfunction fn, fn_prep = NULL;
+    r = api->cuModuleGetFunction(&fn, m, k->fn_name);
+    if (r == CUDA_SUCCESS && k->res.shared_dynamic_bytes > 48 * 1024)
+        r = api->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                    k->res.shared_dynamic_bytes);
+    /* only modules that have a prep kernel ask for it: asking a module without one would be
+     * an API error (CUDA_ERROR_NOT_FOUND) that compute-sanitizer reports */
+    if (r == CUDA_SUCCESS && k->prep_name[0])
+        r = api->cuModuleGetFunction(&fn_prep, m, k->prep_name);
+    if (r != CUDA_SUCCESS) {
+        api->cuModuleUnload(m);
+        snprintf(what, sizeof what, "preparing the kernel function (%s)", k->what);
+        return drv_fail(ctx, r, what);
+    }
+    k->mod = m; /* a module of an earlier context is left to that context (jit.h) */
+    k->fn = fn;
+    k->dyn_smem_attr =
+        k->res.shared_dynamic_bytes > 48 * 1024 ? k->res.shared_dynamic_bytes : 48 * 1024;
+    k->fn_prep = fn_prep;
+    k->mod_ctx = cur;
+    return NVFP4JIT_OK;
+}
+
+/* ---- the disk cache ---- */
+/* Look key up in the disk cache (none: 0). On a good entry with the same source, move its
+ * PTX, cubin and log into m, parse the resources from the log and return 1. A corrupt entry
+ * (moved aside by the cache) or a failed lookup is a warning, and 0. */
+static int cache_fetch(nvfp4jit_ctx *ctx, nj_module *m) {
+    if (!ctx->disk_cache) return 0;
+    cache_entry e;
+    cache_entry_init(&e);
+    char why[1024] = "";
+    int hit = 0;
+    cache_result cr = cache_lookup(ctx->cache_dir, m->key, &e, why, sizeof why);
+    if (cr == CACHE_HIT && e.source.len == m->source.len &&
+        memcmp(e.source.data, m->source.data, m->source.len) == 0) {
+        nj_buf tmp;
+        tmp = m->ptx; m->ptx = e.ptx; e.ptx = tmp;
+        tmp = m->cubin; m->cubin = e.cubin; e.cubin = tmp;
+        tmp = m->log; m->log = e.log; e.log = tmp;
+        nvrtc_parse_resources(m->log.data, &m->res);
+        hit = 1;
+    } else if (cr == CACHE_CORRUPT) {
+        nj_warn(ctx, "cache entry %s (%s) was corrupt (%s); rebuilding it", m->key, m->what,
+                why);
+    } else if (cr == CACHE_ERROR) {
+        nj_warn(ctx, "cache lookup of %s (%s) failed (%s); compiling", m->key, m->what, why);
+    }
+    cache_entry_free(&e);
+    return hit;
+}
+
+/* The manifest lines of an entry: what it is, the key fields as "key.<name> = value", the
+ * resources and the compile time and its parts. The one writer for every module. */
+static int manifest_lines(const nj_module *m, const char *label, const char *keytext,
+                          nj_buf *out) {
+    int rc = nj_buf_printf(out, "variant = %s\nlibrary = %s\n", label, NVFP4JIT_VERSION_STRING);
+    for (const char *p = keytext; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        if (eq)
+            rc |= nj_buf_printf(out, "key.%.*s = %.*s\n", (int)(eq - p), p,
+                                (int)(len - (size_t)(eq - p) - 1), eq + 1);
+        if (!e) break;
+        p = e + 1;
+    }
+    const nvfp4jit_resources *r = &m->res;
+    rc |= nj_buf_printf(out, "registers = %d\nshared_static = %d\nshared_dynamic = %d\n",
+                        r->registers, r->shared_static_bytes, r->shared_dynamic_bytes);
+    rc |= nj_buf_printf(out, "spill_stores = %d\nspill_loads = %d\nstack_frame = %d\n",
+                        r->spill_store_bytes, r->spill_load_bytes, r->local_bytes);
+    rc |= nj_buf_printf(out, "threads = %d\ncompile_ms = %.1f\n", r->threads, r->compile_ms);
+    rc |= nj_buf_printf(out, "render_ms = %.1f\nnvrtc_ms = %.1f\nlink_ms = %.1f\n",
+                        r->render_ms, r->nvrtc_ms, r->link_ms);
+    return rc;
+}
+
+/* Store m under its key in the disk cache, if there is a writable one; a failure is a
+ * warning (the module stays usable). */
+static void cache_put(nvfp4jit_ctx *ctx, const nj_module *m, const char *label,
+                      const char *keytext) {
+    if (!ctx->disk_cache || ctx->cache_read_only) return;
+    cache_entry e; /* borrows the buffers for the store */
+    cache_entry_init(&e);
+    if (manifest_lines(m, label, keytext, &e.manifest_extra)) {
+        nj_buf_free(&e.manifest_extra);
+        nj_warn(ctx, "cannot store %s (%s) in the cache (out of memory); it is still usable",
+                m->key, m->what);
+        return;
+    }
+    e.source = m->source;
+    e.ptx = m->ptx;
+    e.cubin = m->cubin;
+    e.log = m->log;
+    char err[1024] = "";
+    if (cache_store(ctx->cache_dir, m->key, &e, err, sizeof err) != 0)
+        nj_warn(ctx, "cannot store %s (%s) in the cache (%s); it is still usable", m->key,
+                m->what, err);
+    nj_buf_free(&e.manifest_extra);
+}
+
+/* Write the artifacts to <ctx->dump_dir>/<stem>.{cu,ptx,cubin,log} when it is set. */
+static void dump_artifacts(nvfp4jit_ctx *ctx, const nj_module *m) {
+    const char *dir = ctx->dump_dir;
+    if (!*dir) return;
+    if (nj_mkdirs(dir, 0755) != 0) {
+        nj_warn(ctx, "NVFP4JIT_DUMP_DIR=%s: %s", dir, strerror(errno));
+        return;
+    }
+    const struct { const char *ext; const nj_buf *b; } f[] = {
+        {"cu", &m->source}, {"ptx", &m->ptx}, {"cubin", &m->cubin}, {"log", &m->log}};
+    for (int i = 0; i < 4; i++) {
+        char path[NJ_PATH_CAP + 200];
+        snprintf(path, sizeof path, "%s/%s.%s", dir, m->stem, f[i].ext);
+        FILE *fp = fopen(path, "wb");
+        if (!fp || fwrite(f[i].b->data ? f[i].b->data : "", 1, f[i].b->len, fp) != f[i].b->len)
+            nj_warn(ctx, "cannot write %s: %s", path, strerror(errno));
+        if (fp) fclose(fp);
+    }
+}
+
+/* ---- the path ---- */
+nvfp4jit_status nj_jit_get(nvfp4jit_ctx *ctx, const nj_jit_req *req, nj_module **out) {
+    *out = NULL;
+    for (nj_module *k = ctx->kernels; k; k = k->next) { /* the in-memory map */
+        if (k->kind == req->kind && nj_variant_eq(&k->v, &req->v)) {
+            k->res.from_cache = 2;
+            k->res.compile_ms = k->res.render_ms = k->res.nvrtc_ms = k->res.link_ms = 0;
+            dump_artifacts(ctx, k);
+            *out = k;
+            return NVFP4JIT_OK;
+        }
+    }
+    double t0 = nj_now_ms();
+    nj_module *k = calloc(1, sizeof *k);
+    NJ_RETURN_IF(ctx, !k, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (kernel)");
+    k->kind = req->kind;
+    k->v = req->v;
+    snprintf(k->what, sizeof k->what, "%s", req->what);
+    snprintf(k->stem, sizeof k->stem, "%s", req->stem);
+    snprintf(k->fn_name, sizeof k->fn_name, "%s", req->kernel_name);
+    snprintf(k->prep_name, sizeof k->prep_name, "%s", req->prep_name ? req->prep_name : "");
+    nj_buf_init(&k->source);
+    nj_buf_init(&k->ptx);
+    nj_buf_init(&k->cubin);
+    nj_buf_init(&k->log);
+    nvfp4jit_status s =
+        tmpl_render(ctx, req->template_name, req->params, req->nparams, &k->source);
+    if (s != NVFP4JIT_OK) {
+        module_free(k);
+        return s;
+    }
+    double render_ms = nj_now_ms() - t0;
+    /* The key: everything that changes the cubin. */
+    nj_buf keytext, keybuf;
+    nj_buf_init(&keytext);
+    nj_buf_init(&keybuf);
+    int oom = req->key_kind ? nj_buf_printf(&keytext, "kind=%s\n", req->key_kind) : 0;
+    oom |= nj_buf_printf(&keytext, "format=%d\nkernel=%s\n", NJ_CACHE_FORMAT, req->kernel_name);
+    oom |= nvrtc_key_text(req->arch_name, &keytext);
+    oom |= nj_buf_append(&keybuf, keytext.data, keytext.len);
+    oom |= nj_buf_append(&keybuf, k->source.data, k->source.len);
+    if (oom) {
+        nj_buf_free(&keytext);
+        nj_buf_free(&keybuf);
+        module_free(k);
+        return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (cache key)");
+    }
+    nj_hash128_hex(keybuf.data, keybuf.len, k->key);
+    nj_buf_free(&keybuf);
+
+    if (ctx->disk_cache) cache_entry_path(ctx->cache_dir, k->key, k->path, sizeof k->path);
+    if (cache_fetch(ctx, k)) {
+        k->res.from_cache = 1;
+    } else {
+        nvrtc_result r;
+        nvrtc_result_init(&r);
+        char prog[128];
+        snprintf(prog, sizeof prog, "%s.cu", req->stem);
+        s = nvrtc_compile(ctx, k->source.data, prog, req->arch_name, &r);
+        if (s != NVFP4JIT_OK) {
+            nvrtc_result_free(&r);
+            nj_buf_free(&keytext);
+            module_free(k);
+            return s;
+        }
+        k->ptx = r.ptx;
+        k->cubin = r.cubin;
+        k->log = r.log;
+        k->res = r.res; /* with nvrtc_ms, link_ms */
+        k->res.compile_ms = nj_now_ms() - t0;
+        k->res.from_cache = 0;
+    }
+    k->res.threads = req->threads;
+    k->res.shared_dynamic_bytes = req->dyn_smem;
+    k->res.render_ms = render_ms;
+    if (!k->res.from_cache) cache_put(ctx, k, req->label, keytext.data);
+    nj_buf_free(&keytext);
+    if (!ctx->disk_cache) k->path[0] = '\0';
+    k->next = ctx->kernels;
+    ctx->kernels = k;
+    dump_artifacts(ctx, k);
+    *out = k;
+    return NVFP4JIT_OK;
+}
+
+nvfp4jit_status nj_jit_variant(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, nj_module **out) {
+    *out = NULL;
+    NJ_FORWARD_IF_ERROR(nj_variant_check(ctx, v));
+    const family *f = fam_get(v->arch);
+    char name[96], stem[96];
+    nj_variant_format(v, name, sizeof name);
+    snprintf(stem, sizeof stem, "%s", name);
+    for (char *c = stem; *c; c++)
+        if (*c == ':') *c = '_';
+    tmpl_param p[48];
+    nj_jit_req req = {
+        .kind = NJ_KIND_VARIANT,
+        .v = *v,
+        .what = name,
+        .label = name,
+        .stem = stem,
+        .template_name = f->template_name,
+        .params = p,
+        .nparams = nj_variant_params(v, p, (int)(sizeof p / sizeof p[0])),
+        .arch_name = f->arch_name,
+        .kernel_name = NJ_KERNEL_NAME,
+        /* only the sm_90a act16 strategies have a prep kernel */
+        .prep_name = v->arch == NVFP4JIT_ARCH_SM90A && v->strategy != NVFP4JIT_STRATEGY_DUAL
+                         ? NJ_KERNEL_NAME "_prep"
+                         : NULL,
+        .key_kind = NULL, /* (variant keys predate the kind line: they stay as they were) */
+        .threads = f->threads(v),
+        .dyn_smem = (int)f->dyn_smem(v),
+    };
+    return nj_jit_get(ctx, &req, out);
+}
