@@ -38,6 +38,28 @@
  * Threading: a context is not thread-safe; use one per thread, or serialise calls on it.
  * Plans are bound to their context. Messages returned by nvfp4jit_last_error() belong to the
  * context and stay valid until the next call on that context.
+ *
+ * Errors (as SQLite's sqlite3_errmsg): every call that can fail on a context - it takes the
+ * context, or a plan, weights or MoE plan made on it, and returns nvfp4jit_status - clears the
+ * context's message when it starts and, if it fails, leaves its detail there; so after a failed
+ * call nvfp4jit_last_error(ctx) holds that call's detail until the next such call on the
+ * context. The library never clears the message from inside a call: what a failed call leaves is
+ * its own failure, never emptied or replaced by an inner step. These calls keep the message as
+ * it is (they do not fail on a context): nvfp4jit_last_error, nvfp4jit_last_warning,
+ * nvfp4jit_cache_dir, nvfp4jit_tune_db_path, nvfp4jit_version_*, nvfp4jit_status_string,
+ * nvfp4jit_variant_format, nvfp4jit_variant_parse, nvfp4jit_variant_space,
+ * nvfp4jit_kernel_artifact, nvfp4jit_kernel_resources, nvfp4jit_kernel_variant,
+ * nvfp4jit_plan_variant, nvfp4jit_plan_kernel, nvfp4jit_moe_plan_info, nvfp4jit_scale_bytes,
+ * nvfp4jit_moe_scale_rows and every *_destroy. A call given a NULL context (where the context
+ * may be NULL, as nvfp4jit_variant_check and nvfp4jit_problem_check) records its message
+ * nowhere; only a failed nvfp4jit_ctx_create sets the per-thread message that
+ * nvfp4jit_last_error(NULL) returns. Warnings (nvfp4jit_last_warning) stay until the next
+ * warning replaces them.
+ *
+ * Environment: nvfp4jit_ctx_create reads NVFP4JIT_CACHE_DIR (or XDG_CACHE_HOME, HOME),
+ * NVFP4JIT_DUMP_DIR, NVFP4JIT_TEMPLATE_DIR and NVFP4JIT_NO_TUNE once into the context; changing
+ * them afterwards does not affect it. NVFP4JIT_CUDA_DRIVER is read once per process, when the
+ * driver is first loaded (the driver is process-wide).
  */
 #ifndef NVFP4JIT_H
 #define NVFP4JIT_H
@@ -125,11 +147,17 @@ typedef struct nvfp4jit_ctx_options {
  *  the environment variable NVFP4JIT_CUDA_DRIVER names (a path; for tests, e.g. the fake driver
  *  tests/fakecuda builds; ignored in set-user-ID/set-group-ID processes). @param opts may be NULL (defaults). @param out receives the context, or NULL on
  *  error. @return NVFP4JIT_OK, NVFP4JIT_ERR_INVALID_ARG (out is NULL),
- *  NVFP4JIT_ERR_OUT_OF_MEMORY, NVFP4JIT_ERR_TEMPLATE (the Lua state could not be made). */
+ *  NVFP4JIT_ERR_OUT_OF_MEMORY, NVFP4JIT_ERR_TEMPLATE (the Lua state could not be made).
+ *  The environment variables of the context (see "Environment" at the top) are read here,
+ *  once; NVFP4JIT_ERR_INVALID_ARG also when NVFP4JIT_DUMP_DIR or NVFP4JIT_TEMPLATE_DIR is
+ *  longer than 3895 bytes or the default cache directory is too long. */
 NVFP4JIT_API nvfp4jit_status nvfp4jit_ctx_create(const nvfp4jit_ctx_options *opts,
                                                  nvfp4jit_ctx **out);
 /** Destroy a context and everything it owns (compiled variants, plans still alive must be
- *  destroyed before). Accepts NULL. */
+ *  destroyed before). The modules it loaded (variants, the GPU reference) are unloaded when
+ *  the CUDA context they were loaded in is current on the calling thread; a module of another
+ *  CUDA context is left to that context's destruction (so CUDA graphs that captured launches
+ *  of this context's kernels must not be launched after this call). Accepts NULL. */
 NVFP4JIT_API void nvfp4jit_ctx_destroy(nvfp4jit_ctx *ctx);
 
 /** @return the detail of the last failed call on ctx (NVRTC log, template file:line, CUresult
@@ -182,7 +210,8 @@ enum {
 
 /** Check a variant against its arch's rules (shared memory, MMA shapes, tensor memory).
  *  @return NVFP4JIT_OK, NVFP4JIT_ERR_UNSUPPORTED_ARCH or NVFP4JIT_ERR_INVALID_VARIANT with the
- *  broken rule in nvfp4jit_last_error(ctx). ctx may be NULL (no message kept). */
+ *  broken rule in nvfp4jit_last_error(ctx). ctx may be NULL: no message is kept anywhere
+ *  (nvfp4jit_last_error(NULL), the message of a failed nvfp4jit_ctx_create, is not touched). */
 NVFP4JIT_API nvfp4jit_status nvfp4jit_variant_check(nvfp4jit_ctx *ctx,
                                                     const nvfp4jit_variant *v);
 
@@ -220,7 +249,9 @@ typedef struct nvfp4jit_resources {
     int threads;              /* threads per CTA */
     double compile_ms;        /* wall time of render+NVRTC+nvJitLink; 0 on a cache hit */
     int from_cache;           /* 1 = loaded from the disk cache, 2 = from the in-memory map */
-    /* Fields are only ever appended. Since 0.1.0 (issue 10): compile_ms split in parts. */
+    /* Fields are only ever appended (nvfp4jit_kernel_resources writes sizeof of this struct:
+       build against the header of the library you run, nvfp4jit_version_number()).
+       Appended in 0.1.0 after from_cache (issue 10): compile_ms in parts. */
     double render_ms;         /* template rendering (also on a disk-cache hit: the key hashes
                                  the source); 0 from the in-memory map */
     double nvrtc_ms;          /* NVRTC, source -> PTX; 0 on a cache hit */

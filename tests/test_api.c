@@ -2,7 +2,11 @@
  * of every field with its group index, plans, and the driver-less paths. */
 #include <sys/stat.h>
 
+#include <dirent.h>
+
+#include "dispatch.h"
 #include "driver.h"
+#include "jit.h"
 #include "testutil.h"
 
 static void t_version(void) {
@@ -223,6 +227,148 @@ static void t_artifacts(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
+/* ---- issue 10 part 6: the environment is read once, errors are not clobbered ---- */
+
+static int dir_entries(const char *d) {
+    DIR *dp = opendir(d);
+    if (!dp) return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(dp)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+    closedir(dp);
+    return n;
+}
+
+/* A change of the environment after nvfp4jit_ctx_create does not reach the context. */
+static void t_env_read_once(void) {
+    char tmpl[4096], dump[4096];
+    snprintf(tmpl, sizeof tmpl, "%s", tu_tmpdir());
+    snprintf(dump, sizeof dump, "%s", tu_tmpdir());
+    char p[4200];
+    snprintf(p, sizeof p, "%s/sm90a_grouped.cu", tmpl); /* a template that cannot compile */
+    FILE *f = fopen(p, "w");
+    REQUIRE(f);
+    fputs("extern \"C\" __global__ void ${KERNEL_NAME}() { not_declared_y = 1; }\n", f);
+    fclose(f);
+    unsetenv("NVFP4JIT_TEMPLATE_DIR");
+    unsetenv("NVFP4JIT_DUMP_DIR");
+    setenv("NVFP4JIT_NO_TUNE", "1", 1);
+    nvfp4jit_ctx_options o = {0};
+    o.disable_disk_cache = 1;
+    nvfp4jit_ctx *c = NULL, *c2 = NULL;
+    setenv("NVFP4JIT_CACHE_DIR", "/env/before", 1);
+    REQUIRE(nvfp4jit_ctx_create(&o, &c) == NVFP4JIT_OK);
+    CHECK(c->no_tune == 1);
+    /* changed after creation: none of it applies to c */
+    setenv("NVFP4JIT_TEMPLATE_DIR", tmpl, 1);
+    setenv("NVFP4JIT_DUMP_DIR", dump, 1);
+    setenv("NVFP4JIT_CACHE_DIR", "/env/after", 1);
+    unsetenv("NVFP4JIT_NO_TUNE");
+    CHECK(strcmp(nvfp4jit_cache_dir(c), "/env/before") == 0);
+    CHECK(c->no_tune == 1 && c->template_dir[0] == '\0' && c->dump_dir[0] == '\0');
+    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 64, 8, 64, 2, 1, 0};
+    nvfp4jit_kernel *k = NULL;
+    CHECKF(nvfp4jit_compile(c, &v, &k) == NVFP4JIT_OK, "%s", nvfp4jit_last_error(c));
+    CHECKF(dir_entries(dump) == 0, "%d files dumped", dir_entries(dump));
+    /* a context created now sees the new values */
+    REQUIRE(nvfp4jit_ctx_create(&o, &c2) == NVFP4JIT_OK);
+    CHECK(strcmp(nvfp4jit_cache_dir(c2), "/env/after") == 0 && c2->no_tune == 0);
+    CHECK(strcmp(c2->template_dir, tmpl) == 0 && strcmp(c2->dump_dir, dump) == 0);
+    CHECK(nvfp4jit_compile(c2, &v, &k) == NVFP4JIT_ERR_COMPILE);
+    CHECK(strstr(nvfp4jit_last_error(c2), "not_declared_y") != NULL);
+    unsetenv("NVFP4JIT_TEMPLATE_DIR");
+    unsetenv("NVFP4JIT_DUMP_DIR");
+    unsetenv("NVFP4JIT_CACHE_DIR");
+    /* and c still compiles the embedded template */
+    CHECK(nvfp4jit_compile(c, &v, &k) == NVFP4JIT_OK && dir_entries(dump) == 0);
+    nvfp4jit_ctx_destroy(c2);
+    nvfp4jit_ctx_destroy(c);
+    tu_rmtree(tmpl);
+    tu_rmtree(dump);
+}
+
+/* Internals never clear the message; the calls the header says keep it, keep it. */
+static void t_errors_kept(void) {
+    nvfp4jit_ctx_options o = {0};
+    o.disable_disk_cache = 1;
+    nvfp4jit_ctx *c = NULL;
+    REQUIRE(nvfp4jit_ctx_create(&o, &c) == NVFP4JIT_OK);
+    nvfp4jit_variant good = {NVFP4JIT_ARCH_SM90A, 64, 8, 64, 2, 1, 0};
+    nvfp4jit_variant bad = {NVFP4JIT_ARCH_SM90A, 64, 8, 64, 99, 1, 0};
+    nvfp4jit_kernel *k = NULL;
+    /* the internal paths (compile, plan creation: they used to call nvfp4jit_compile and
+     * nvfp4jit_variant_check, which cleared the message) leave an earlier message alone */
+    snprintf(c->msg, NJ_MSG_CAP, "earlier failure");
+    CHECK(nj_jit_variant(c, &good, &k) == NVFP4JIT_OK && k);
+    CHECKF(strcmp(nvfp4jit_last_error(c), "earlier failure") == 0, "[%s]",
+           nvfp4jit_last_error(c));
+    nvfp4jit_group g[2] = {{16, 64, 128, 0, 0, 0, 0, 0}, {0, 64, 128, 0, 0, 0, 0, 0}};
+    nvfp4jit_plan *plan = NULL;
+    CHECK(nj_plan_create(c, NVFP4JIT_ARCH_SM90A, g, 2, &good, &plan) == NVFP4JIT_OK && plan);
+    CHECK(nj_plan_create(c, NVFP4JIT_ARCH_SM90A, g, 2, NULL, &plan) == NVFP4JIT_OK);
+    CHECKF(strcmp(nvfp4jit_last_error(c), "earlier failure") == 0, "[%s]",
+           nvfp4jit_last_error(c));
+    nj_plan_destroy(plan);
+    /* a failed public call: its message stays through every call that keeps it */
+    CHECK(nvfp4jit_compile(c, &bad, &k) == NVFP4JIT_ERR_INVALID_VARIANT);
+    char want[1024];
+    snprintf(want, sizeof want, "%s", nvfp4jit_last_error(c));
+    CHECK(strstr(want, "sm90a:64x8x64:s99") != NULL);
+    REQUIRE(nvfp4jit_plan_create(c, NVFP4JIT_ARCH_SM90A, g, 2, &good, &plan) == NVFP4JIT_OK);
+    CHECK(strcmp(nvfp4jit_last_error(c), "") == 0); /* a call that can fail clears it */
+    CHECK(nvfp4jit_compile(c, &bad, &k) == NVFP4JIT_ERR_INVALID_VARIANT);
+    char name[96];
+    nvfp4jit_variant pv;
+    size_t cnt = 0;
+    const void *d = NULL;
+    nvfp4jit_resources r;
+    nvfp4jit_kernel *kg = nvfp4jit_plan_kernel(plan);
+    CHECK(nvfp4jit_variant_format(&bad, name, sizeof name) > 0);
+    CHECK(nvfp4jit_variant_parse("sm90a:bad", &pv) == NVFP4JIT_ERR_INVALID_ARG);
+    CHECK(nvfp4jit_variant_space(NVFP4JIT_ARCH_SM90A, NULL, 0, &cnt) == NVFP4JIT_OK && cnt);
+    CHECK(nvfp4jit_kernel_artifact(kg, NVFP4JIT_ARTIFACT_CACHE_KEY, &d, NULL) == NVFP4JIT_OK);
+    CHECK(nvfp4jit_kernel_resources(kg, &r) == NVFP4JIT_OK);
+    CHECK(nvfp4jit_kernel_variant(kg) && nvfp4jit_plan_variant(plan, NULL));
+    (void)nvfp4jit_cache_dir(c);
+    (void)nvfp4jit_tune_db_path(c);
+    (void)nvfp4jit_last_warning(c);
+    (void)nvfp4jit_scale_bytes(128, 256);
+    (void)nvfp4jit_moe_scale_rows(64, 4);
+    nvfp4jit_plan_destroy(plan);
+    CHECKF(strcmp(nvfp4jit_last_error(c), want) == 0, "[%s], want [%s]",
+           nvfp4jit_last_error(c), want);
+    nvfp4jit_ctx_destroy(c);
+}
+
+/* nvfp4jit_variant_check(NULL, ...) keeps no message anywhere (it used to overwrite the
+ * thread's message of a failed nvfp4jit_ctx_create); so does nvfp4jit_problem_check(NULL). */
+static void t_variant_check_null(void) {
+    CHECK(nvfp4jit_ctx_create(NULL, NULL) == NVFP4JIT_ERR_INVALID_ARG);
+    char want[1024];
+    snprintf(want, sizeof want, "%s", nvfp4jit_last_error(NULL));
+    CHECK(strstr(want, "out is NULL") != NULL);
+    nvfp4jit_variant bad = {NVFP4JIT_ARCH_SM90A, 64, 8, 64, 99, 1, 0};
+    nvfp4jit_variant arch = {(nvfp4jit_arch)80, 64, 8, 64, 2, 1, 0};
+    nvfp4jit_variant good = {NVFP4JIT_ARCH_SM90A, 64, 8, 64, 2, 1, 0};
+    CHECK(nvfp4jit_variant_check(NULL, &bad) == NVFP4JIT_ERR_INVALID_VARIANT);
+    CHECK(nvfp4jit_variant_check(NULL, &arch) == NVFP4JIT_ERR_UNSUPPORTED_ARCH);
+    CHECK(nvfp4jit_variant_check(NULL, NULL) == NVFP4JIT_ERR_INVALID_ARG);
+    CHECK(nvfp4jit_variant_check(NULL, &good) == NVFP4JIT_OK);
+    nvfp4jit_group g = {16, 60, 128, 0, 0, 0, 0, 0};
+    CHECK(nvfp4jit_problem_check_shapes(NULL, &g, 1) == NVFP4JIT_ERR_INVALID_PROBLEM);
+    CHECKF(strcmp(nvfp4jit_last_error(NULL), want) == 0, "[%s]", nvfp4jit_last_error(NULL));
+    /* with a context, the message is there */
+    nvfp4jit_ctx_options o = {0};
+    o.disable_disk_cache = 1;
+    nvfp4jit_ctx *c = NULL;
+    REQUIRE(nvfp4jit_ctx_create(&o, &c) == NVFP4JIT_OK);
+    CHECK(nvfp4jit_variant_check(c, &bad) == NVFP4JIT_ERR_INVALID_VARIANT);
+    CHECK(strstr(nvfp4jit_last_error(c), "sm90a:64x8x64:s99") != NULL);
+    CHECK(nvfp4jit_variant_check(c, &good) == NVFP4JIT_OK && !*nvfp4jit_last_error(c));
+    nvfp4jit_ctx_destroy(c);
+}
+
 const test_case tests_api[] = {
     {"version", t_version},       {"status_strings", t_status_strings},
     {"ctx", t_ctx},               {"validation", t_validation},
@@ -230,5 +376,7 @@ const test_case tests_api[] = {
     {"plan_no_driver", t_plan_no_driver},
     {"plan_act16_limit", t_plan_act16_limit},
     {"documented_limits", t_documented_limits}, {"artifacts", t_artifacts},
+    {"env_read_once", t_env_read_once}, {"errors_kept", t_errors_kept},
+    {"variant_check_null", t_variant_check_null},
     {0, 0},
 };

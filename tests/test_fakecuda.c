@@ -910,6 +910,44 @@ static void t_faults_sweep_capture_moe(void) {
     gset_free(&s);
 }
 
+/* The module unload policy (src/jit.h): nvfp4jit_ctx_destroy unloads the modules (variants and
+ * the GPU reference alike) whose CUDA context is current, and leaves the others to their
+ * context. */
+static void t_modules_unloaded(void) {
+    SETUP();
+    gset s;
+    REQUIRE(gset_make(&s, SHAPES, 3) == 0);
+    for (int current = 1; current >= 0; current--) {
+        long base = stats().live_modules;
+        nvfp4jit_ctx *ctx = new_ctx();
+        REQUIRE(ctx);
+        nvfp4jit_plan *p = NULL;
+        REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 3, &DUAL, &p) ==
+                NVFP4JIT_OK);
+        REQUIRE(nvfp4jit_plan_run(p, s.g, 3, NULL) == NVFP4JIT_OK);
+        REQUIRE(nvfp4jit_reference_run(ctx, s.g, 3, NULL) == NVFP4JIT_OK);
+        CHECK(fk.api->cuCtxSynchronize() == CUDA_SUCCESS);
+        CHECK(stats().live_modules == base + 2);
+        nvfp4jit_plan_destroy(p);
+        CUmodule mods[8];
+        int nm = 0;
+        for (nj_module *m = ctx->kernels; m && nm < 8; m = m->next)
+            if (m->mod) mods[nm++] = m->mod;
+        CHECK(nm == 2);
+        CUcontext cur = NULL;
+        REQUIRE(fk.api->cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur);
+        if (!current) REQUIRE(fk.api->cuCtxSetCurrent(NULL) == CUDA_SUCCESS);
+        nvfp4jit_ctx_destroy(ctx);
+        if (!current) REQUIRE(fk.api->cuCtxSetCurrent(cur) == CUDA_SUCCESS);
+        CHECKF(stats().live_modules == (current ? base : base + 2), "current %d: %ld modules, "
+               "base %ld", current, stats().live_modules, base);
+        if (!current) /* left to their context: here, the test unloads them */
+            for (int i = 0; i < nm; i++) CHECK(fk.api->cuModuleUnload(mods[i]) == CUDA_SUCCESS);
+        CHECK(stats().live_modules == base);
+    }
+    gset_free(&s);
+}
+
 static void t_cleanup(void) {
     if (fk.own_cache) tu_rmtree(fk.cache);
     fk.own_cache = 0;
@@ -924,6 +962,7 @@ const test_case tests_fakecuda[] = {
     {"tune_lookup", t_tune_lookup},
     {"tune", t_tune},
     {"reference_run", t_reference_run},
+    {"modules_unloaded", t_modules_unloaded},
     {"faults_plan", t_faults_plan},
     {"faults_moe", t_faults_moe},
     {"faults_sweep", t_faults_sweep},

@@ -81,7 +81,9 @@ class Resources(ctypes.Structure):
     _fields_ = [("registers", c_int), ("shared_static_bytes", c_int),
                 ("shared_dynamic_bytes", c_int), ("spill_store_bytes", c_int),
                 ("spill_load_bytes", c_int), ("local_bytes", c_int), ("threads", c_int),
-                ("compile_ms", c_double), ("from_cache", c_int)]
+                ("compile_ms", c_double), ("from_cache", c_int),
+                # appended in 0.1.0 (issue 10): must match nvfp4jit_resources field for field
+                ("render_ms", c_double), ("nvrtc_ms", c_double), ("link_ms", c_double)]
 
 
 class Group(ctypes.Structure):
