@@ -72,7 +72,8 @@ int tdb_store(nvfp4jit_ctx *ctx, const char *path, const tdb_entry *e, char *err
 int tdb_format(const tdb_entry *e, char *out, size_t n);
 
 /* The plan-time lookup: the tuned variant for this problem set on this device, if any.
- * Silent without a driver/device or disk cache, or with NVFP4JIT_NO_TUNE set. @return 1 and
+ * Silent without a driver/device or disk cache, or with ctx->no_tune (NVFP4JIT_NO_TUNE when
+ * the context was created). @return 1 and
  * *v when a valid entry was found, else 0. */
 int tune_lookup(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_group *g, size_t n,
                 nvfp4jit_variant *v);

@@ -146,15 +146,33 @@ static void t_cache_paths(void) {
         nvfp4jit_resources r;
         nvfp4jit_kernel_resources(k, &r);
         CHECK(r.from_cache == 0);
+        /* the compile time in parts (issue 10 part 7): each measured, together at most the
+         * whole */
+        CHECKF(r.render_ms > 0 && r.nvrtc_ms > 0 && r.link_ms > 0 &&
+                   r.render_ms + r.nvrtc_ms + r.link_ms <= r.compile_ms + 0.01,
+               "render %.3f + nvrtc %.3f + link %.3f vs compile %.3f", r.render_ms, r.nvrtc_ms,
+               r.link_ms, r.compile_ms);
         const void *kp;
         nvfp4jit_kernel_artifact(k, NVFP4JIT_ARTIFACT_CACHE_KEY, &kp, NULL);
         snprintf(key, sizeof key, "%s", (const char *)kp);
+        /* ... and in the entry's manifest */
+        const void *pp;
+        nvfp4jit_kernel_artifact(k, NVFP4JIT_ARTIFACT_CACHE_PATH, &pp, NULL);
+        char mp[4300];
+        snprintf(mp, sizeof mp, "%s/manifest.txt", (const char *)pp);
+        nj_buf m;
+        nj_buf_init(&m);
+        CHECKF(nj_read_file(mp, &m) == 0, "%s", mp);
+        CHECK(m.data && strstr(m.data, "\nrender_ms = ") && strstr(m.data, "\nnvrtc_ms = ") &&
+              strstr(m.data, "\nlink_ms = ") && strstr(m.data, "\ncompile_ms = "));
+        nj_buf_free(&m);
         /* same ctx again: the in-memory map */
         nvfp4jit_kernel *k2 = NULL;
         REQUIRE(nvfp4jit_compile(ctx, &v, &k2) == NVFP4JIT_OK);
         CHECK(k2 == k);
         nvfp4jit_kernel_resources(k2, &r);
         CHECK(r.from_cache == 2);
+        CHECK(r.compile_ms == 0 && r.render_ms == 0 && r.nvrtc_ms == 0 && r.link_ms == 0);
         nvfp4jit_ctx_destroy(ctx);
     }
     {
@@ -167,6 +185,7 @@ static void t_cache_paths(void) {
         nvfp4jit_kernel_resources(k, &r);
         CHECK(r.from_cache == 1);
         CHECK(r.registers > 0); /* resources come back from the stored log */
+        CHECK(r.compile_ms == 0 && r.nvrtc_ms == 0 && r.link_ms == 0 && r.render_ms > 0);
         nvfp4jit_ctx_destroy(ctx);
     }
     printf("  cold compile %.0f ms, disk-cache hit %.1f ms (this machine)\n", cold, hit);

@@ -368,6 +368,8 @@ static void test_compile_and_cache(void) {
     CHECK(contains(out, "sm100a:128x64x256:s6"));
     CHECK(contains(out, "compiled"));
     CHECK(contains(out, "registers:"));
+    /* the cold compile's parts (issue 10 part 7) */
+    CHECK(contains(out, "  render:") && contains(out, "  NVRTC:") && contains(out, "  nvJitLink:"));
     char entry[4200] = "";
     CHECK(line_value(out, "cache entry:", entry, sizeof entry) == 0);
     CHECKF(!strncmp(entry, dir, strlen(dir)), "entry '%s' not under '%s'", entry, dir);

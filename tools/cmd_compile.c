@@ -60,6 +60,9 @@ static void print_compile_report(const nvfp4jit_kernel *k, double wall_ms) {
     printf("origin:        %s\n", tool_cache_origin(r.from_cache));
     printf("compile time:  %.1f ms (render + NVRTC + nvJitLink; 0 on a cache hit)\n",
            r.compile_ms);
+    printf("  render:      %.1f ms (template; also on a disk-cache hit)\n", r.render_ms);
+    printf("  NVRTC:       %.1f ms (source -> PTX)\n", r.nvrtc_ms);
+    printf("  nvJitLink:   %.1f ms (PTX -> cubin)\n", r.link_ms);
     printf("call time:     %.2f ms (nvfp4jit_compile, wall)\n", wall_ms);
     printf("source:        %zu bytes\n", src_len);
     tool_print_resources(&r, 0);

@@ -1,6 +1,6 @@
 /* fuzz_template.c - the template renderer and its sandbox (src/template.c).
  *
- * Input: the text of a template, written as fuzz.cu into a scratch NVFP4JIT_TEMPLATE_DIR and
+ * Input: the text of a template, written as fuzz.cu into a scratch template directory and
  * rendered with a few parameters (it may include itself or the embedded templates). The
  * sandbox's bounds (instructions, Lua heap, output) must end every render: the status is OK
  * or NVFP4JIT_ERR_TEMPLATE, an error names a template position and leaves the output as it
@@ -30,9 +30,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(nj_mkdirs(dir, 0700) == 0);
     snprintf(path, sizeof path, "%s/fuzz.cu", dir);
     FUZZ_CHECK(fuzz_write_file(path, data, size) == 0);
-    setenv("NVFP4JIT_TEMPLATE_DIR", dir, 1);
-
     nvfp4jit_ctx *ctx = ctx_get();
+    /* the override directory, as nvfp4jit_ctx_create reads it from NVFP4JIT_TEMPLATE_DIR */
+    FUZZ_CHECK(strlen(dir) < sizeof ctx->template_dir);
+    memcpy(ctx->template_dir, dir, strlen(dir) + 1);
     static const tmpl_param p[] = {{"N", 0, 42, NULL},
                                    {"BLOCK_M", 0, 128, NULL},
                                    {"NAME", 1, 0, "kern"},
@@ -44,7 +45,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     double t0 = nj_now_ms();
     nvfp4jit_status st = tmpl_render(ctx, "fuzz.cu", p, (int)(sizeof p / sizeof p[0]), &out);
     double ms = nj_now_ms() - t0;
-    unsetenv("NVFP4JIT_TEMPLATE_DIR");
     const char *m = nvfp4jit_last_error(ctx);
     if (st != NVFP4JIT_OK && st != NVFP4JIT_ERR_TEMPLATE)
         fprintf(stderr, "status %d: %s\n", (int)st, m);
