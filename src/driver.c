@@ -20,7 +20,10 @@ const drv_api *drv_load(void) {
     pthread_mutex_lock(&g_lock);
     if (g_loaded == 0) {
         /* NVFP4JIT_CUDA_DRIVER: another driver library (the tests' fake, tests/fakecuda);
-         * ignored in set-user-ID/set-group-ID processes (secure_getenv) */
+         * ignored in set-user-ID/set-group-ID processes (secure_getenv).
+         * NOTE: the one environment variable not read at context creation (src/context.c):
+         * the driver table is process-wide (one dlopen for every context, as libcuda itself
+         * is one per process), so it is read once, here, by the first load. */
         const char *path = secure_getenv("NVFP4JIT_CUDA_DRIVER");
         if (!path || !*path) path = "libcuda.so.1";
         void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
