@@ -46,7 +46,30 @@ const char *nj_file_strerror(int e);
 int nj_mkdirs(const char *path, int mode);
 
 /* ---- error recording ---- */
-#include "context.h" /* struct nvfp4jit_ctx (the message buffers, NJ_MSG_CAP) */
+#define NJ_MSG_CAP 65536
+#define NJ_PATH_CAP 4096
+
+/* The context. Created and destroyed by src/context.c, which reads the options and the
+ * environment into it, once; every subsystem reads its settings from here, never from the
+ * environment. */
+struct nvfp4jit_ctx {
+    char *msg;  /* last error detail, NJ_MSG_CAP bytes */
+    char *warn; /* last warning, NJ_MSG_CAP bytes */
+    char cache_dir[NJ_PATH_CAP];
+    int disk_cache; /* 1 = use the disk cache */
+    int cache_read_only; /* the cache directory is another user's: lookups only */
+    int verbose;
+    /* the environment, read once by nvfp4jit_ctx_create ("" / 0 when unset) */
+    char dump_dir[NJ_PATH_CAP];     /* NVFP4JIT_DUMP_DIR: write each kernel's artifacts */
+    char template_dir[NJ_PATH_CAP]; /* NVFP4JIT_TEMPLATE_DIR: template overrides */
+    int no_tune;                    /* NVFP4JIT_NO_TUNE set, non-empty and not "0" */
+    struct nvfp4jit_kernel *kernels; /* every compiled module (src/jit.c), newest first */
+    /* device state (filled on first launch) */
+    int cu_ready;
+    int device_cc;
+    int device_sms;
+    char tune_db[4200]; /* nvfp4jit_tune_db_path's answer */
+};
 
 /* Record a status and a formatted message on ctx. ctx may be NULL: then nothing is recorded
  * (in particular not the thread's creation message). @return s. */

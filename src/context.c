@@ -1,6 +1,6 @@
 /* context.c - context creation and destruction. The environment is read here, once, into
- * the context (context.h); nothing below reads it again, so a change of the environment after
- * nvfp4jit_ctx_create has no effect on that context.
+ * the context (struct nvfp4jit_ctx, common.h); nothing below reads it again, so a change of
+ * the environment after nvfp4jit_ctx_create has no effect on that context.
  * NOTE: NVFP4JIT_CUDA_DRIVER is the exception: src/driver.c reads it when it loads the driver,
  * once per process, because the driver table is process-wide (one dlopen'ed libcuda shared
  * by every context; contexts cannot each have their own driver), and the first context that
@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "cache.h"
-#include "common.h"
 #include "jit.h"
 
 /* Copy a non-empty environment variable into out. @return 0 (also when unset or empty: out
@@ -38,7 +37,7 @@ nvfp4jit_status nj_ctx_create(const nvfp4jit_ctx_options *opts, nvfp4jit_ctx **o
     }
     c->disk_cache = !(opts && opts->disable_disk_cache);
     c->verbose = opts ? opts->verbose : 0;
-    /* the environment, once (context.h) */
+    /* the environment, once (see the top) */
     static const char *const dirs[] = {"NVFP4JIT_DUMP_DIR", "NVFP4JIT_TEMPLATE_DIR"};
     char *const dst[] = {c->dump_dir, c->template_dir};
     for (int i = 0; i < 2; i++) {

@@ -1,34 +1,10 @@
-/* context.h - the context: what nvfp4jit_ctx_create reads once (options and the
- * environment) and what the context owns (messages, compiled modules, device facts).
- * Every subsystem reads its settings from here, never from the environment. */
+/* context.h - creating and destroying a context (src/context.c). The struct itself is in
+ * common.h, below every subsystem; this pair is above the ones whose state a context owns
+ * (the JIT's modules), so the import graph has no circle. */
 #ifndef NJ_CONTEXT_H
 #define NJ_CONTEXT_H
 
-#include "nvfp4jit.h"
-
-#define NJ_MSG_CAP 65536
-#define NJ_PATH_CAP 4096
-
-struct nvfp4jit_kernel;
-
-struct nvfp4jit_ctx {
-    char *msg;  /* last error detail, NJ_MSG_CAP bytes */
-    char *warn; /* last warning, NJ_MSG_CAP bytes */
-    char cache_dir[NJ_PATH_CAP];
-    int disk_cache; /* 1 = use the disk cache */
-    int cache_read_only; /* the cache directory is another user's: lookups only */
-    int verbose;
-    /* the environment, read once by nvfp4jit_ctx_create ("" / 0 when unset) */
-    char dump_dir[NJ_PATH_CAP];     /* NVFP4JIT_DUMP_DIR: write each kernel's artifacts */
-    char template_dir[NJ_PATH_CAP]; /* NVFP4JIT_TEMPLATE_DIR: template overrides */
-    int no_tune;                    /* NVFP4JIT_NO_TUNE set, non-empty and not "0" */
-    struct nvfp4jit_kernel *kernels; /* every compiled module (src/jit.c), newest first */
-    /* device state (filled on first launch) */
-    int cu_ready;
-    int device_cc;
-    int device_sms;
-    char tune_db[4200]; /* nvfp4jit_tune_db_path's answer */
-};
+#include "common.h"
 
 /* Create a context from opts (may be NULL) and the environment (NVFP4JIT_CACHE_DIR or
  * XDG_CACHE_HOME or HOME when opts has no cache_dir, NVFP4JIT_DUMP_DIR,

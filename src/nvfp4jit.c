@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "context.h"
 #include "gpuref.h"
 #include "jit.h"
 #include "variant.h"

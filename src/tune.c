@@ -17,6 +17,7 @@
 #include "reference.h"
 #include "tune.h"
 #include "cache.h"
+#include "context.h"
 #include "dispatch.h"
 #include "jit.h"
 #include "variant.h"
