@@ -123,6 +123,8 @@ nvfp4jit_status nj_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_arch arch,
     return NVFP4JIT_OK;
 }
 
+nvfp4jit_ctx *nj_plan_ctx(const nvfp4jit_plan *p) { return p->ctx; }
+
 static void slot_free(const drv_api *api, blob_slot *sl) {
     if (sl->done) {
         if (sl->recorded) api->cuEventSynchronize(sl->done);
@@ -491,24 +493,3 @@ nvfp4jit_status nj_plan_run(nvfp4jit_plan *p, const nvfp4jit_group *groups, size
     p->cur = (int)(sl - p->eager);
     return NVFP4JIT_OK;
 }
-
-/* ---- public entry points: argument checks, the message cleared, then the internals ---- */
-NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_arch arch,
-                                                  const nvfp4jit_group *groups,
-                                                  size_t num_groups,
-                                                  const nvfp4jit_variant *force,
-                                                  nvfp4jit_plan **out) {
-    if (!ctx) return NVFP4JIT_ERR_INVALID_ARG;
-    nj_clear(ctx);
-    NJ_RETURN_IF(ctx, !out, NVFP4JIT_ERR_INVALID_ARG, "nvfp4jit_plan_create: out is NULL");
-    return nj_plan_create(ctx, arch, groups, num_groups, force, out);
-}
-
-NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *p, const nvfp4jit_group *groups,
-                                               size_t num_groups, void *stream) {
-    if (!p) return NVFP4JIT_ERR_INVALID_ARG;
-    nj_clear(p->ctx);
-    return nj_plan_run(p, groups, num_groups, stream);
-}
-
-NVFP4JIT_API void nvfp4jit_plan_destroy(nvfp4jit_plan *p) { nj_plan_destroy(p); }

@@ -1,13 +1,16 @@
 /* nvfp4jit.c - the public face (as Lua's lapi.c is): the entry points of the context, the
- * variants, the problem checks, the compile path and the GPU reference. Each checks its
+ * variants, the problem checks, the compile path, plans and the GPU reference. Each checks its
  * arguments, clears the context's message (where it can fail on a context) and calls the
- * internals (context.c, variant.c, jit.c, gpuref.c), which never call an nvfp4jit_* function
- * and never clear the message. */
+ * internals (context.c, variant.c, jit.c, dispatch.c, gpuref.c), which never call an
+ * nvfp4jit_* function and never clear the message. (Not moved here yet: the accessors of
+ * dispatch.c, the MoE entry points of moe.c and the tuner's of tune.c; they too clear the
+ * message only on entry and call internals only.) */
 #include <stdio.h>
 #include <string.h>
 
 #include "common.h"
 #include "context.h"
+#include "dispatch.h"
 #include "gpuref.h"
 #include "jit.h"
 #include "variant.h"
@@ -126,6 +129,27 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_kernel_resources(const nvfp4jit_kernel *k,
 NVFP4JIT_API const nvfp4jit_variant *nvfp4jit_kernel_variant(const nvfp4jit_kernel *k) {
     return k ? &k->v : NULL;
 }
+
+/* ---- plans (src/dispatch.c) ---- */
+NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_arch arch,
+                                                  const nvfp4jit_group *groups,
+                                                  size_t num_groups,
+                                                  const nvfp4jit_variant *force,
+                                                  nvfp4jit_plan **out) {
+    if (!ctx) return NVFP4JIT_ERR_INVALID_ARG;
+    nj_clear(ctx);
+    NJ_RETURN_IF(ctx, !out, NVFP4JIT_ERR_INVALID_ARG, "nvfp4jit_plan_create: out is NULL");
+    return nj_plan_create(ctx, arch, groups, num_groups, force, out);
+}
+
+NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *p, const nvfp4jit_group *groups,
+                                               size_t num_groups, void *stream) {
+    if (!p) return NVFP4JIT_ERR_INVALID_ARG;
+    nj_clear(nj_plan_ctx(p));
+    return nj_plan_run(p, groups, num_groups, stream);
+}
+
+NVFP4JIT_API void nvfp4jit_plan_destroy(nvfp4jit_plan *p) { nj_plan_destroy(p); }
 
 /* ---- the GPU reference (src/gpuref.c) ---- */
 NVFP4JIT_API nvfp4jit_status nvfp4jit_reference_run_ex(nvfp4jit_ctx *ctx,
