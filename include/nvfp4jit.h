@@ -40,8 +40,8 @@
  * context and stay valid until the next call on that context.
  *
  * Errors (as SQLite's sqlite3_errmsg): every call that can fail on a context - it takes the
- * context, or a plan, weights or MoE plan made on it, and returns nvfp4jit_status - clears the
- * context's message when it starts and, if it fails, leaves its detail there; so after a failed
+ * context, or a plan, weights or MoE plan made on it, and returns nvfp4jit_status; all but the
+ * ones listed below - clears the context's message when it starts and, if it fails, leaves its detail there; so after a failed
  * call nvfp4jit_last_error(ctx) holds that call's detail until the next such call on the
  * context. The library never clears the message from inside a call: what a failed call leaves is
  * its own failure, never emptied or replaced by an inner step. These calls keep the message as
@@ -249,9 +249,9 @@ typedef struct nvfp4jit_resources {
     int threads;              /* threads per CTA */
     double compile_ms;        /* wall time of render+NVRTC+nvJitLink; 0 on a cache hit */
     int from_cache;           /* 1 = loaded from the disk cache, 2 = from the in-memory map */
-    /* Fields are only ever appended (nvfp4jit_kernel_resources writes sizeof of this struct:
-       build against the header of the library you run, nvfp4jit_version_number()).
-       Appended in 0.1.0 after from_cache (issue 10): compile_ms in parts. */
+    /* Fields are only ever appended. nvfp4jit_kernel_resources writes the whole struct, so
+       a program must be built against the header of the library it runs with (ctypes
+       bindings: the same fields). Appended after from_cache (issue 10): compile_ms in parts. */
     double render_ms;         /* template rendering (also on a disk-cache hit: the key hashes
                                  the source); 0 from the in-memory map */
     double nvrtc_ms;          /* NVRTC, source -> PTX; 0 on a cache hit */
