@@ -29,8 +29,8 @@ void nvrtc_result_free(nvrtc_result *r) {
 /* Options, fixed per arch. NOTE: "-default-device" makes unannotated functions __device__
  * (the templates rely on it). NOTE: "-minimal" leaves out the parts of NVRTC's implicit
  * headers that the templates do not use (textures, surfaces, the cudadevrt runtime
- * functions, ...): less to parse (about 5-10 % of a cold compile's NVRTC time on this
- * machine), and the same PTX and cubin byte for byte for every variant measured
+ * functions, ...): less to parse (the front end about halves: 3-11 ms of a cold compile on
+ * the build box), and the same PTX and cubin byte for byte for every variant measured
  * (bench/RESULTS.md, 2026-12-03 compile split). */
 static int nvrtc_opts(const char *arch, const char **o, char *archopt, size_t n) {
     snprintf(archopt, n, "--gpu-architecture=compute_%s", arch + 3); /* sm_90a -> compute_90a */
