@@ -30,7 +30,7 @@
 #include "family.h"
 #include "heuristic.h"
 #include "kernel.h"
-#include "tune.h"
+#include "tunedb.h"
 
 #define NJ_EAGER_SLOTS 16
 

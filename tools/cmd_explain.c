@@ -14,7 +14,7 @@
 #include "family.h"
 #include "gpu.h"
 #include "heuristic.h"
-#include "tune.h"
+#include "tunedb.h"
 
 /* Parse "sm_90a,sm_100a" into archs (deduplicated, in order). @return count, or -1 after a
  * usage message. */

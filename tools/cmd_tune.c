@@ -14,7 +14,7 @@
 #include "choose.h"
 #include "gpu.h"
 #include "heuristic.h"
-#include "tune.h"
+#include "tunedb.h"
 
 static void bar(int on, const char *what, size_t done, size_t total) {
     if (!on || total == 0) return;
