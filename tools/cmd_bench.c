@@ -17,7 +17,6 @@
 #include <time.h>
 
 #include "gpu.h"
-#include "reference.h"
 
 #ifdef NVFP4JIT_HAVE_CUBLAS
 #include <cublas_v2.h>
@@ -145,7 +144,7 @@ static double host_us(void) {
  * the GPU time of one graph replay (events, cold L2, median). @return 0 or 1 after a message. */
 static int host_times(const char *cmd, tool_dev *dev, nvfp4jit_plan *plan, tool_data *d,
                       int iters, CUdeviceptr flush, double out[4]) {
-    const drv_api *api = dev->api;
+    const tool_cuda *api = dev->api;
     nvfp4jit_ctx *ctx = dev->ctx;
     nvfp4jit_group *g2 = malloc(d->n * sizeof *g2);
     int rc = 0;
@@ -241,7 +240,7 @@ static int run_moe(void *u) {
 static int bench_moe(const char *cmd, tool_dev *dev, tool_data *d, int iters, CUdeviceptr flush,
                      FILE *csv, const char *set_name, const nvfp4jit_variant *force,
                      double *gpu_us) {
-    const drv_api *api = dev->api;
+    const tool_cuda *api = dev->api;
     nvfp4jit_ctx *ctx = dev->ctx;
     size_t E = d->n;
     int64_t N = d->g[0].n, K = d->g[0].k, rows = 0;
@@ -274,7 +273,7 @@ static int bench_moe(const char *cmd, tool_dev *dev, tool_data *d, int iters, CU
         int64_t m = d->g[e].m;
         if (m > 0) {
             memcpy(ha + (size_t)r * (size_t)(K / 2), d->a[e], (size_t)(m * K / 2));
-            memcpy(hs + (size_t)sr * (size_t)(K / 16), d->sfa[e], ref_sf_bytes(m, K));
+            memcpy(hs + (size_t)sr * (size_t)(K / 16), d->sfa[e], nvfp4jit_ext_ref_sf_bytes(m, K));
         }
         r += (int)m;
         sr += (int)((m + 127) / 128 * 128);
@@ -417,7 +416,7 @@ static int dq_alloc(dq_set *q, size_t bytes, CUdeviceptr *p) {
 }
 
 static int dq_create(dq_set *q, const tool_data *d, int bf16) {
-    const drv_api *api = q->dev->api;
+    const tool_cuda *api = q->dev->api;
     int n = 0;
     for (size_t i = 0; i < d->n; i++) n += d->g[i].m > 0;
     q->m = calloc((size_t)n + 1, sizeof *q->m);
@@ -541,14 +540,14 @@ static double cross_check(const dq_set *q, const tool_data *d) {
             q->dev->api->cuMemcpyDtoH(y, (CUdeviceptr)g->c, cnt * 2) == CUDA_SUCCESS) {
             double num = 0, den = 0;
             for (size_t e = 0; e < cnt; e++) {
-                double b = ref_f16_to_double(y[e]), a;
+                double b = nvfp4jit_ext_ref_f16_to_double(y[e]), a;
                 if (q->type == CUDA_R_16BF) {
                     uint32_t u = (uint32_t)x[e] << 16;
                     float f;
                     memcpy(&f, &u, 4);
                     a = f;
                 } else {
-                    a = ref_f16_to_double(x[e]);
+                    a = nvfp4jit_ext_ref_f16_to_double(x[e]);
                 }
                 num += (a - b) * (a - b);
                 den += b * b;
@@ -650,7 +649,7 @@ int cmd_bench(int argc, char **argv) {
             p = e + 1;
         }
     }
-    prob_set *sets = NULL;
+    nvfp4jit_ext_set *sets = NULL;
     size_t nsets = 0;
     if ((r = tool_load_sets(u.cmd, &po, &sets, &nsets))) return r;
     nvfp4jit_ctx *ctx = tool_ctx(u.cmd);
@@ -730,7 +729,7 @@ int cmd_bench(int argc, char **argv) {
     printf("%s, %d timed launches each after warm-up, L2 flushed between launches\n",
            tool_arch_name(arch), iters);
     for (size_t si = 0; si < nsets && !rc; si++) {
-        const prob_set *set = &sets[si];
+        const nvfp4jit_ext_set *set = &sets[si];
         double flops = tool_set_flops(set);
         printf("\n== %s: %zu groups, %.3f GFLOP\n", set->name, set->count, flops * 1e-9);
         nvfp4jit_group *g = tool_groups_from_set(set);
