@@ -1,8 +1,9 @@
 /* cmd_bench.c - `nvfp4jit bench`: time the chosen variant and, in the same run, cuBLAS on the
  * same products with operands dequantised beforehand to fp16 and to bf16.
  *
- * NOTE: cuBLAS is dlopen'ed here (the path CMake found as CUBLAS_LIB, then the soname)
- * rather than linked: linking libcublas (+ libcublasLt, ~600 MB) costs ~70 ms at every start
+ * NOTE: cuBLAS is dlopen'ed here (found at run time: $NVFP4JIT_CUBLAS_LIB, else its soname
+ * through the loader's search, which includes the command's RUNPATH to the toolkit, else the
+ * toolkit's usual directories) rather than linked: linking libcublas (+ libcublasLt, ~600 MB) costs ~70 ms at every start
  * of the command, which alone would break the "a cache hit takes milliseconds" promise of
  * `nvfp4jit compile`. Only bench pays for it. */
 #ifndef _GNU_SOURCE
@@ -10,6 +11,7 @@
 #endif
 #include <dlfcn.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,13 +53,21 @@ static void *sym(void *lib, const char *name) { return dlsym(lib, name); }
 
 static int cublas_open(cublas_dl *cb, char *err, size_t n) {
     memset(cb, 0, sizeof *cb);
-    const char *names[] = {
-#ifdef NVFP4JIT_CUBLAS_LIB
-        NVFP4JIT_CUBLAS_LIB,
-#endif
-        "libcublas.so." BENCH_STR(CUBLAS_VER_MAJOR), "libcublas.so"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0] && !cb->lib; i++)
-        cb->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    const char *env = getenv("NVFP4JIT_CUBLAS_LIB");
+    char home[2][PATH_MAX];
+    const char *cuda_home = getenv("CUDA_HOME");
+    snprintf(home[0], sizeof home[0], "%s/lib64/libcublas.so." BENCH_STR(CUBLAS_VER_MAJOR),
+             cuda_home && *cuda_home ? cuda_home : "/usr/local/cuda");
+    snprintf(home[1], sizeof home[1], "%s/lib/libcublas.so." BENCH_STR(CUBLAS_VER_MAJOR),
+             cuda_home && *cuda_home ? cuda_home : "/usr/local/cuda");
+    const char *names[] = {"libcublas.so." BENCH_STR(CUBLAS_VER_MAJOR), home[0], home[1],
+                           "libcublas.so"};
+    if (env && *env) {
+        cb->lib = dlopen(env, RTLD_NOW | RTLD_LOCAL); /* named: that one or none */
+    } else {
+        for (size_t i = 0; i < sizeof names / sizeof names[0] && !cb->lib; i++)
+            cb->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    }
     if (!cb->lib) {
         snprintf(err, n, "cannot load cuBLAS: %s", dlerror());
         return -1;

@@ -141,8 +141,8 @@ static void tables(void) { pthread_once(&tab_once, build_tables); }
  *   t = E[(a*sa)^2] (measured on a sample drawn by the reference's fill_packed and
  *   fill_scales) is the rms of one product a*sa*b*sb; a K-long dot product then has rms
  *   sqrt(K)*t, and fp32 accumulation of it (rounding at every add, partial sums ~ sqrt(k)*t)
- *   has an error of rms about 2e-8 * K * t. The check needs |err| <= 1e-3 + 1e-3*|ref| also for outputs near
- *   0, so we require K * t <= 2000: error rms <= 4e-5, i.e. 1e-3 is more than 20 sigma, and
+ *   has an error of rms about 2e-8 * K * t. The check needs |err| <= 1e-3 + 1e-3*|ref|
+ *   also for outputs near 0, so we require K * t <= 2000: error rms <= 4e-5, i.e. 1e-3 is more than 20 sigma, and
  *   outputs stay below ~2000/sqrt(K) * 10 << 65504.
  * For K = 7168 this gives scales up to about 2^-2; for K = 64 up to about 2^2 (depending on
  * how fill_scales spreads exponents). The largest cap that meets the bound is used, so

@@ -142,8 +142,10 @@ typedef struct tool_prob_opts {
 int tool_load_sets(const char *cmd, const tool_prob_opts *po, nvfp4jit_ext_set **sets,
                    size_t *count);
 void tool_sets_free(nvfp4jit_ext_set *sets, size_t count);
-/* The default problems file (searched: NVFP4JIT_DEFAULT_PROBLEMS, ./problems/gpumode.txt,
- * next to the executable). @return 0 and the path, -1 if none is readable. */
+/* The default problems file, found at run time: $NVFP4JIT_PROBLEMS when set (and then only
+ * it), else ./problems/gpumode.txt, else relative to the executable (/proc/self/exe):
+ * problems/ (the Python package), ../problems/ (a build directory in the source tree),
+ * ../share/nvfp4jit/problems/ (an install). @return 0 and the path, -1 if none is readable. */
 int tool_default_problems(char *out, size_t n);
 
 /* Fill nvfp4jit groups with the shapes of a set (pointers 0). Caller frees. NULL if OOM. */

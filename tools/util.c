@@ -275,12 +275,14 @@ void tool_print_resources(const nvfp4jit_resources *r, int ind) {
 static int readable(const char *p) { return access(p, R_OK) == 0; }
 
 int tool_default_problems(char *out, size_t n) {
-#ifdef NVFP4JIT_DEFAULT_PROBLEMS
-    if (readable(NVFP4JIT_DEFAULT_PROBLEMS)) {
-        snprintf(out, n, "%s", NVFP4JIT_DEFAULT_PROBLEMS);
+    /* found at run time, never a path baked in at build time: the binary may be moved,
+     * installed, or built in a tree that is gone */
+    const char *env = getenv("NVFP4JIT_PROBLEMS");
+    if (env && *env) {
+        if (!readable(env)) return -1; /* a named file that is not there is an error */
+        snprintf(out, n, "%s", env);
         return 0;
     }
-#endif
     if (readable("problems/gpumode.txt")) {
         snprintf(out, n, "%s", "problems/gpumode.txt");
         return 0;
@@ -352,8 +354,9 @@ int tool_load_sets(const char *cmd, const tool_prob_opts *po, nvfp4jit_ext_set *
         if (!pattern) pattern = "*";
     } else {
         if (tool_default_problems(path, sizeof path))
-            return tool_bad_usage(cmd, "cannot find the default problems file (gpumode.txt); "
-                                       "give --problems FILE or --groups");
+            return tool_bad_usage(cmd, "cannot find the default problems file (gpumode.txt: "
+                                       "$NVFP4JIT_PROBLEMS, ./problems/, next to the "
+                                       "executable); give --problems FILE or --groups");
         if (!pattern) pattern = "bench*";
     }
     nvfp4jit_ext_problems f;
