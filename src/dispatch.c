@@ -31,7 +31,7 @@
 #include "family.h"
 #include "heuristic.h"
 #include "jit.h"
-#include "tune.h"
+#include "tunedb.h"
 #include "variant.h"
 
 #define NJ_EAGER_SLOTS 16

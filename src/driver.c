@@ -12,7 +12,8 @@
 int drv_test_force_missing;
 
 static drv_api g_api;
-static int g_loaded; /* 0 not tried, 1 ok, -1 failed */
+static void *g_handle; /* the driver library, for drv_proc */
+static int g_loaded;   /* 0 not tried, 1 ok, -1 failed */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 const drv_api *drv_load(void) {
@@ -84,10 +85,18 @@ const drv_api *drv_load(void) {
 #undef LOAD
         if (ok && g_api.cuInit(0) != CUDA_SUCCESS) ok = 0;
         if (!ok && h) dlclose(h); /* a library without every entry point, or cuInit failed */
+        if (ok) g_handle = h;
         g_loaded = ok ? 1 : -1;
     }
     pthread_mutex_unlock(&g_lock);
     return g_loaded == 1 ? &g_api : NULL;
+}
+
+void *drv_proc(const char *name) {
+    pthread_mutex_lock(&g_lock);
+    void *h = g_loaded == 1 ? g_handle : NULL;
+    pthread_mutex_unlock(&g_lock);
+    return h && name ? dlsym(h, name) : NULL;
 }
 
 nvfp4jit_status drv_fail(nvfp4jit_ctx *ctx, CUresult r, const char *what) {

@@ -74,6 +74,11 @@ const drv_api *drv_get(nvfp4jit_ctx *ctx, nvfp4jit_status *status);
 /* Only load the driver library (no context). @return NULL if libcuda.so.1 is not there. */
 const drv_api *drv_load(void);
 
+/* The address of another entry point of the loaded driver, by its symbol name (for the
+ * extension API: tools that launch work of their own use the library's driver).
+ * @return NULL before drv_load succeeded or when there is no such symbol. */
+void *drv_proc(const char *name);
+
 /* Record a failed driver call on ctx: "what: CUDA_ERROR_NAME (string)". @return ERR_CUDA. */
 nvfp4jit_status drv_fail(nvfp4jit_ctx *ctx, CUresult r, const char *what);
 

@@ -12,27 +12,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The types are the extension API's (include/nvfp4jit_ext.h), which the command uses. */
+#ifndef NVFP4JIT_STATIC_LINKING_ONLY
+#define NVFP4JIT_STATIC_LINKING_ONLY
+#endif
+#include "nvfp4jit_ext.h"
+
 /* Largest accepted M, N or K (cuBLAS and launch geometry take int). */
-#define PROB_MAX_DIM 2147483647LL
-#define PROB_NAME_MAX 128
+#define PROB_MAX_DIM NVFP4JIT_EXT_DIM_MAX
+#define PROB_NAME_MAX NVFP4JIT_EXT_SET_NAME_MAX
 /* Largest problems file read (bytes); a larger one is an error, not a slow death. */
 #define PROB_FILE_MAX ((size_t)16 << 20)
 
-typedef struct prob_shape {
-    int64_t m, n, k;
-} prob_shape;
-
-typedef struct prob_set {
-    char name[PROB_NAME_MAX];
-    prob_shape *groups; /* malloc'ed, count entries */
-    size_t count;
-    int line; /* line in its file (0 for a --groups string) */
-} prob_set;
-
-typedef struct prob_file {
-    prob_set *sets; /* malloc'ed, count entries, in file order */
-    size_t count;
-} prob_file;
+typedef nvfp4jit_ext_shape prob_shape;
+typedef nvfp4jit_ext_set prob_set;     /* name, groups (malloc'ed, count), line (0: a string) */
+typedef nvfp4jit_ext_problems prob_file; /* sets (malloc'ed, count, in file order) */
 
 /* Parse one MxNxK token (len bytes at tok, not NUL-terminated). @return 0, or -1 with the
  * reason in err ("expected MxNxK", "K=99999999999 out of range ..."); the caller prefixes

@@ -7,6 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The types are the extension API's (include/nvfp4jit_ext.h), which the command uses. */
+#ifndef NVFP4JIT_STATIC_LINKING_ONLY
+#define NVFP4JIT_STATIC_LINKING_ONLY
+#endif
+#include "nvfp4jit_ext.h"
+
 /* e2m1 code (low 4 bits used) -> value: 0, 0.5, 1, 1.5, 2, 3, 4, 6, sign in bit 3. */
 double ref_e2m1(unsigned code);
 /* float8_e4m3fn byte -> value: bias 7, subnormals down to 2^-9, no infinities,
@@ -39,9 +45,7 @@ void ref_gemm(const uint8_t *a, const uint8_t *sfa, const uint8_t *b, const uint
               int64_t m, int64_t n, int64_t k, uint16_t *c, int threads);
 
 /* Deterministic random generator (splitmix64/xoshiro256**), seedable. */
-typedef struct ref_rng {
-    uint64_t s[4];
-} ref_rng;
+typedef nvfp4jit_ext_rng ref_rng;
 void ref_rng_seed(ref_rng *r, uint64_t seed);
 uint64_t ref_rng_next(ref_rng *r);
 
@@ -63,13 +67,7 @@ void ref_fill_scales(ref_rng *r, uint8_t *sf_blocked, int64_t rows, int64_t k, i
  * equal infinities); an infinity against any other value is bad. max_abs_err and the L2
  * norms ignore NaN elements (they are counted in bad). rel_l2 is INFINITY when ||ref|| is 0
  * and out differs. res may be NULL. */
-typedef struct ref_check {
-    int64_t bad;          /* elements outside the element-wise tolerance or NaN */
-    int64_t first_bad;    /* index of the first one, -1 if none */
-    double max_abs_err;
-    double rel_l2;        /* ||out-ref|| / ||ref|| (0 when ||ref|| is 0 and out == ref) */
-    int pass;
-} ref_check;
+typedef nvfp4jit_ext_ref_check ref_check; /* bad, first_bad, max_abs_err, rel_l2, pass */
 int ref_compare(const uint16_t *out, const uint16_t *ref, int64_t count, double atol,
                 double rtol, double rel_l2, ref_check *res);
 

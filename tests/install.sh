@@ -13,7 +13,7 @@ step() { echo "== $*"; }
 
 step "cmake --install $B --prefix $P"
 cmake --install "$B" --prefix "$P" >/dev/null
-for f in include/nvfp4jit.h bin/nvfp4jit share/nvfp4jit/problems/gpumode.txt; do
+for f in include/nvfp4jit.h include/nvfp4jit_ext.h bin/nvfp4jit share/nvfp4jit/problems/gpumode.txt; do
   [ -f "$P/$f" ] || { echo "missing $P/$f"; exit 1; }
 done
 LIBDIR=$(dirname "$(find "$P" -name nvfp4jit.pc)")/..

@@ -13,7 +13,7 @@
 #include "jit.h"
 #include "reference.h"
 #include "testutil.h"
-#include "tune.h"
+#include "tunedb.h"
 
 static struct {
     int ready;

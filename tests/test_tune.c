@@ -14,7 +14,7 @@
 #include "driver.h"
 #include "nvfp4jit.h"
 #include "testutil.h"
-#include "tune.h"
+#include "tunedb.h"
 
 #define OUT_CAP (1 << 20)
 static char out[OUT_CAP];

@@ -1,8 +1,9 @@
 /* cmd_bench.c - `nvfp4jit bench`: time the chosen variant and, in the same run, cuBLAS on the
  * same products with operands dequantised beforehand to fp16 and to bf16.
  *
- * NOTE: cuBLAS is dlopen'ed here (the path CMake found as CUBLAS_LIB, then the soname)
- * rather than linked: linking libcublas (+ libcublasLt, ~600 MB) costs ~70 ms at every start
+ * NOTE: cuBLAS is dlopen'ed here (found at run time: $NVFP4JIT_CUBLAS_LIB, else its soname
+ * through the loader's search, which includes the command's RUNPATH to the toolkit, else the
+ * toolkit's usual directories) rather than linked: linking libcublas (+ libcublasLt, ~600 MB) costs ~70 ms at every start
  * of the command, which alone would break the "a cache hit takes milliseconds" promise of
  * `nvfp4jit compile`. Only bench pays for it. */
 #ifndef _GNU_SOURCE
@@ -10,6 +11,7 @@
 #endif
 #include <dlfcn.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +19,6 @@
 #include <time.h>
 
 #include "gpu.h"
-#include "reference.h"
 
 #ifdef NVFP4JIT_HAVE_CUBLAS
 #include <cublas_v2.h>
@@ -52,13 +53,21 @@ static void *sym(void *lib, const char *name) { return dlsym(lib, name); }
 
 static int cublas_open(cublas_dl *cb, char *err, size_t n) {
     memset(cb, 0, sizeof *cb);
-    const char *names[] = {
-#ifdef NVFP4JIT_CUBLAS_LIB
-        NVFP4JIT_CUBLAS_LIB,
-#endif
-        "libcublas.so." BENCH_STR(CUBLAS_VER_MAJOR), "libcublas.so"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0] && !cb->lib; i++)
-        cb->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    const char *env = getenv("NVFP4JIT_CUBLAS_LIB");
+    char home[2][PATH_MAX];
+    const char *cuda_home = getenv("CUDA_HOME");
+    snprintf(home[0], sizeof home[0], "%s/lib64/libcublas.so." BENCH_STR(CUBLAS_VER_MAJOR),
+             cuda_home && *cuda_home ? cuda_home : "/usr/local/cuda");
+    snprintf(home[1], sizeof home[1], "%s/lib/libcublas.so." BENCH_STR(CUBLAS_VER_MAJOR),
+             cuda_home && *cuda_home ? cuda_home : "/usr/local/cuda");
+    const char *names[] = {"libcublas.so." BENCH_STR(CUBLAS_VER_MAJOR), home[0], home[1],
+                           "libcublas.so"};
+    if (env && *env) {
+        cb->lib = dlopen(env, RTLD_NOW | RTLD_LOCAL); /* named: that one or none */
+    } else {
+        for (size_t i = 0; i < sizeof names / sizeof names[0] && !cb->lib; i++)
+            cb->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    }
     if (!cb->lib) {
         snprintf(err, n, "cannot load cuBLAS: %s", dlerror());
         return -1;
@@ -145,7 +154,7 @@ static double host_us(void) {
  * the GPU time of one graph replay (events, cold L2, median). @return 0 or 1 after a message. */
 static int host_times(const char *cmd, tool_dev *dev, nvfp4jit_plan *plan, tool_data *d,
                       int iters, CUdeviceptr flush, double out[4]) {
-    const drv_api *api = dev->api;
+    const tool_cuda *api = dev->api;
     nvfp4jit_ctx *ctx = dev->ctx;
     nvfp4jit_group *g2 = malloc(d->n * sizeof *g2);
     int rc = 0;
@@ -241,7 +250,7 @@ static int run_moe(void *u) {
 static int bench_moe(const char *cmd, tool_dev *dev, tool_data *d, int iters, CUdeviceptr flush,
                      FILE *csv, const char *set_name, const nvfp4jit_variant *force,
                      double *gpu_us) {
-    const drv_api *api = dev->api;
+    const tool_cuda *api = dev->api;
     nvfp4jit_ctx *ctx = dev->ctx;
     size_t E = d->n;
     int64_t N = d->g[0].n, K = d->g[0].k, rows = 0;
@@ -274,7 +283,7 @@ static int bench_moe(const char *cmd, tool_dev *dev, tool_data *d, int iters, CU
         int64_t m = d->g[e].m;
         if (m > 0) {
             memcpy(ha + (size_t)r * (size_t)(K / 2), d->a[e], (size_t)(m * K / 2));
-            memcpy(hs + (size_t)sr * (size_t)(K / 16), d->sfa[e], ref_sf_bytes(m, K));
+            memcpy(hs + (size_t)sr * (size_t)(K / 16), d->sfa[e], nvfp4jit_ext_ref_sf_bytes(m, K));
         }
         r += (int)m;
         sr += (int)((m + 127) / 128 * 128);
@@ -417,7 +426,7 @@ static int dq_alloc(dq_set *q, size_t bytes, CUdeviceptr *p) {
 }
 
 static int dq_create(dq_set *q, const tool_data *d, int bf16) {
-    const drv_api *api = q->dev->api;
+    const tool_cuda *api = q->dev->api;
     int n = 0;
     for (size_t i = 0; i < d->n; i++) n += d->g[i].m > 0;
     q->m = calloc((size_t)n + 1, sizeof *q->m);
@@ -541,14 +550,14 @@ static double cross_check(const dq_set *q, const tool_data *d) {
             q->dev->api->cuMemcpyDtoH(y, (CUdeviceptr)g->c, cnt * 2) == CUDA_SUCCESS) {
             double num = 0, den = 0;
             for (size_t e = 0; e < cnt; e++) {
-                double b = ref_f16_to_double(y[e]), a;
+                double b = nvfp4jit_ext_ref_f16_to_double(y[e]), a;
                 if (q->type == CUDA_R_16BF) {
                     uint32_t u = (uint32_t)x[e] << 16;
                     float f;
                     memcpy(&f, &u, 4);
                     a = f;
                 } else {
-                    a = ref_f16_to_double(x[e]);
+                    a = nvfp4jit_ext_ref_f16_to_double(x[e]);
                 }
                 num += (a - b) * (a - b);
                 den += b * b;
@@ -650,7 +659,7 @@ int cmd_bench(int argc, char **argv) {
             p = e + 1;
         }
     }
-    prob_set *sets = NULL;
+    nvfp4jit_ext_set *sets = NULL;
     size_t nsets = 0;
     if ((r = tool_load_sets(u.cmd, &po, &sets, &nsets))) return r;
     nvfp4jit_ctx *ctx = tool_ctx(u.cmd);
@@ -730,7 +739,7 @@ int cmd_bench(int argc, char **argv) {
     printf("%s, %d timed launches each after warm-up, L2 flushed between launches\n",
            tool_arch_name(arch), iters);
     for (size_t si = 0; si < nsets && !rc; si++) {
-        const prob_set *set = &sets[si];
+        const nvfp4jit_ext_set *set = &sets[si];
         double flops = tool_set_flops(set);
         printf("\n== %s: %zu groups, %.3f GFLOP\n", set->name, set->count, flops * 1e-9);
         nvfp4jit_group *g = tool_groups_from_set(set);

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache.h"
 #include "tool.h"
 
 /* Find "name = value" in a manifest; copies value (trimmed) into out. @return 0 if found. */
@@ -50,14 +49,13 @@ static void visit(const char *key, const char *entry_dir, int ok, const char *wh
     }
     char path[4200], variant[256] = "-", arch[64] = "-";
     snprintf(path, sizeof path, "%s/manifest.txt", entry_dir);
-    nj_buf m;
-    nj_buf_init(&m);
-    if (nj_read_file(path, &m) == 0 && m.data) {
-        manifest_field(m.data, "variant", variant, sizeof variant);
-        if (manifest_field(m.data, "arch", arch, sizeof arch))
-            manifest_field(m.data, "key.arch", arch, sizeof arch);
+    char *m = tool_read_text(path, (size_t)1 << 20);
+    if (m) {
+        manifest_field(m, "variant", variant, sizeof variant);
+        if (manifest_field(m, "arch", arch, sizeof arch))
+            manifest_field(m, "key.arch", arch, sizeof arch);
     }
-    nj_buf_free(&m);
+    free(m);
     printf("%s  %-3s  variant=%s  arch=%s", key, ok ? "ok" : "BAD", variant, arch);
     if (!ok && why && *why) printf("  (%s)", why);
     printf("\n");
@@ -92,12 +90,12 @@ int cmd_cache(int argc, char **argv) {
         printf("%s\n", dir);
     } else if (!strcmp(action, "clear")) {
         char err[512] = "";
-        int n = cache_clear(dir, err, sizeof err);
+        int n = nvfp4jit_ext_cache_clear(dir, err, sizeof err);
         if (n < 0) rc = tool_fail(u.cmd, "cannot clear %s: %s", dir, err);
         else printf("removed %d entr%s from %s\n", n, n == 1 ? "y" : "ies", dir);
     } else {
         visit_state st = {!strcmp(action, "verify"), 0, 0};
-        int n = cache_foreach(dir, visit, &st);
+        int n = nvfp4jit_ext_cache_foreach(dir, visit, &st);
         if (n < 0) {
             rc = tool_fail(u.cmd, "cannot read the cache directory %s", dir);
         } else if (st.verify) {

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "gpu.h"
-#include "reference.h"
 
 #define DEMO_ATOL 1e-3
 #define DEMO_RTOL 1e-3
@@ -63,7 +62,7 @@ static int run_once(void *u) {
 /* Run once on poisoned C, check every group, then time. @return 0 PASS, 1 FAIL or error. */
 static int run_and_check(const char *cmd, tool_dev *dev, nvfp4jit_plan *plan, tool_data *data,
                          int iters, int ind) {
-    const drv_api *api = dev->api;
+    const tool_cuda *api = dev->api;
     CUresult r;
     /* NOTE: 0xFFFF is an fp16 NaN, and NaN never passes the check: an element the kernel
      * does not write fails. */
@@ -97,11 +96,12 @@ static int run_and_check(const char *cmd, tool_dev *dev, nvfp4jit_plan *plan, to
             free(ref);
             return tool_cu_fail(cmd, dev, r, "cuMemcpyDtoH");
         }
-        ref_gemm(data->a[i], data->sfa[i], data->b[i], data->sfb[i], g->m, g->n, g->k, ref,
-                 threads);
-        ref_check chk;
+        nvfp4jit_ext_ref_gemm(data->a[i], data->sfa[i], data->b[i], data->sfb[i], g->m, g->n,
+                              g->k, ref, threads);
+        nvfp4jit_ext_ref_check chk;
         memset(&chk, 0, sizeof chk);
-        int ok = ref_compare(out, ref, (int64_t)cnt, DEMO_ATOL, DEMO_RTOL, DEMO_REL_L2, &chk);
+        int ok = nvfp4jit_ext_ref_compare(out, ref, (int64_t)cnt, DEMO_ATOL, DEMO_RTOL,
+                                          DEMO_REL_L2, &chk);
         elements += (int64_t)cnt;
         if (chk.max_abs_err > max_abs || isnan(chk.max_abs_err)) max_abs = chk.max_abs_err;
         if (chk.rel_l2 > worst_l2 || isnan(chk.rel_l2)) worst_l2 = chk.rel_l2;
@@ -116,8 +116,8 @@ static int run_and_check(const char *cmd, tool_dev *dev, nvfp4jit_plan *plan, to
             if (chk.first_bad >= 0 && (size_t)chk.first_bad < cnt) {
                 int64_t row = chk.first_bad / g->n, col = chk.first_bad % g->n;
                 printf("; first at [%" PRId64 ",%" PRId64 "]: got %.6g, want %.6g", row, col,
-                       ref_f16_to_double(out[chk.first_bad]),
-                       ref_f16_to_double(ref[chk.first_bad]));
+                       nvfp4jit_ext_ref_f16_to_double(out[chk.first_bad]),
+                       nvfp4jit_ext_ref_f16_to_double(ref[chk.first_bad]));
             }
             printf("\n");
         }
@@ -189,7 +189,7 @@ int cmd_demo(int argc, char **argv) {
         archs[0] = force.arch;
         narch = 1;
     }
-    prob_set *sets = NULL;
+    nvfp4jit_ext_set *sets = NULL;
     size_t nsets = 0;
     if ((r = tool_load_sets(u.cmd, &po, &sets, &nsets))) return r;
     nvfp4jit_ctx *ctx = tool_ctx(u.cmd);
@@ -237,7 +237,7 @@ int cmd_demo(int argc, char **argv) {
     int dev_open = 0;
     memset(&dev, 0, sizeof dev);
     for (size_t si = 0; si < nsets; si++) {
-        const prob_set *set = &sets[si];
+        const nvfp4jit_ext_set *set = &sets[si];
         double flops = tool_set_flops(set);
         int64_t sum_m = 0;
         for (size_t i = 0; i < set->count; i++) sum_m += set->groups[i].m;

@@ -11,10 +11,7 @@
 #include <string.h>
 
 #include "choose.h"
-#include "family.h"
 #include "gpu.h"
-#include "heuristic.h"
-#include "tune.h"
 
 /* Parse "sm_90a,sm_100a" into archs (deduplicated, in order). @return count, or -1 after a
  * usage message. */
@@ -97,12 +94,14 @@ int cmd_variants(int argc, char **argv) {
             free(v);
             continue;
         }
-        const family *f = fam_get(archs[ai]);
         printf("# %s: %zu valid variants\n", tool_arch_name(archs[ai]), n);
         printf("# %-30s %7s %12s\n", "variant", "threads", "dyn_smem_B");
-        for (size_t i = 0; i < n; i++)
-            printf("  %-30s %7d %12zu\n", tool_variant_str(&v[i]), f ? f->threads(&v[i]) : 0,
-                   f ? f->dyn_smem(&v[i]) : (size_t)0);
+        for (size_t i = 0; i < n; i++) {
+            int threads = 0;
+            size_t smem = 0;
+            nvfp4jit_ext_variant_launch(&v[i], &threads, &smem);
+            printf("  %-30s %7d %12zu\n", tool_variant_str(&v[i]), threads, smem);
+        }
         free(v);
     }
     return 0;
@@ -115,7 +114,7 @@ static const char *term_name(int t) {
     return n[t];
 }
 
-static double term_val(const heur_cand *c, int t) {
+static double term_val(const nvfp4jit_ext_candidate *c, int t) {
     return t == 0 ? c->mma_us : t == 1 ? c->decode_us : c->mem_us;
 }
 
@@ -125,10 +124,11 @@ static int same_tile(const nvfp4jit_variant *a, const nvfp4jit_variant *b) {
 }
 
 /* Margin of candidate r over the winner w, and the term it loses most on. */
-static void compare(const heur_cand *w, const heur_cand *r, const char *label) {
+static void compare(const nvfp4jit_ext_candidate *w, const nvfp4jit_ext_candidate *r,
+                    const char *label) {
     double d = r->est_us - w->est_us, pct = w->est_us > 0 ? 100.0 * d / w->est_us : 0;
     printf("  %s: %s, est %.2f us: margin %+.2f us (%+.1f %%)\n", label,
-           tool_variant_str(&r->v), r->est_us, d, pct);
+           tool_variant_str(&r->variant), r->est_us, d, pct);
     if (fabs(d) <= 0.02 * fmin(w->est_us, r->est_us)) {
         printf("    near-tie (within 2 %%): decided by the smaller shared-memory footprint, "
                "then the smaller tile\n");
@@ -153,12 +153,12 @@ static void compare(const heur_cand *w, const heur_cand *r, const char *label) {
     printf("\n");
 }
 
-static void explain_winner(const heur_cand *c, size_t n) {
-    const heur_cand *w = &c[0];
+static void explain_winner(const nvfp4jit_ext_candidate *c, size_t n) {
+    const nvfp4jit_ext_candidate *w = &c[0];
     int dom = 0;
     for (int t = 1; t < 3; t++)
         if (term_val(w, t) > term_val(w, dom)) dom = t;
-    printf("winner: %s, est %.2f us\n", tool_variant_str(&w->v), w->est_us);
+    printf("winner: %s, est %.2f us\n", tool_variant_str(&w->variant), w->est_us);
     printf("  dominant term: %s = %.2f us (%s)\n", term_name(dom), term_val(w, dom),
            dom == 2 ? "memory-bound: the operands' bytes at DRAM bandwidth"
                     : dom == 1 ? "decode-bound: dequantising e2m1 to fp16 costs more than the MMA"
@@ -174,9 +174,9 @@ static void explain_winner(const heur_cand *c, size_t n) {
     }
     compare(w, &c[1], "runner-up");
     /* the runner-up often differs only in stages (same cost): show the best other tile too */
-    if (same_tile(&w->v, &c[1].v)) {
+    if (same_tile(&w->variant, &c[1].variant)) {
         for (size_t i = 2; i < n; i++) {
-            if (!same_tile(&w->v, &c[i].v)) {
+            if (!same_tile(&w->variant, &c[i].variant)) {
                 char label[64];
                 snprintf(label, sizeof label, "best other tile (rank %zu)", i + 1);
                 compare(w, &c[i], label);
@@ -220,7 +220,7 @@ int cmd_explain(int argc, char **argv) {
     nvfp4jit_arch archs[4];
     int narch = 0;
     if (arch_s && (narch = tool_parse_arch_list(u.cmd, arch_s, archs, 4)) < 0) return 2;
-    prob_set *sets = NULL;
+    nvfp4jit_ext_set *sets = NULL;
     size_t nsets = 0;
     if ((r = tool_load_sets(u.cmd, &po, &sets, &nsets))) return r;
     nvfp4jit_ctx *ctx = tool_ctx(u.cmd);
@@ -231,7 +231,7 @@ int cmd_explain(int argc, char **argv) {
     if (!narch) narch = tool_default_archs(ctx, archs);
     int rc = 0;
     for (size_t si = 0; si < nsets && !rc; si++) {
-        const prob_set *set = &sets[si];
+        const nvfp4jit_ext_set *set = &sets[si];
         nvfp4jit_group *g = tool_groups_from_set(set);
         if (!g) {
             rc = tool_fail(u.cmd, "out of memory");
@@ -241,15 +241,16 @@ int cmd_explain(int argc, char **argv) {
         for (size_t i = 0; i < set->count; i++) sum_m += set->groups[i].m;
         for (int ai = 0; ai < narch && !rc; ai++) {
             size_t total = 0;
-            nvfp4jit_status s = heur_rank(ctx, archs[ai], g, set->count, sms, NULL, 0, &total);
-            heur_cand *c = NULL;
+            nvfp4jit_status s =
+                nvfp4jit_ext_rank(ctx, archs[ai], g, set->count, sms, NULL, 0, &total);
+            nvfp4jit_ext_candidate *c = NULL;
             if (s == NVFP4JIT_OK) {
                 c = calloc(total ? total : 1, sizeof *c);
                 if (!c) {
                     rc = tool_fail(u.cmd, "out of memory");
                     break;
                 }
-                s = heur_rank(ctx, archs[ai], g, set->count, sms, c, total, &total);
+                s = nvfp4jit_ext_rank(ctx, archs[ai], g, set->count, sms, c, total, &total);
             }
             if (s != NVFP4JIT_OK) {
                 char what[256];
@@ -260,8 +261,8 @@ int cmd_explain(int argc, char **argv) {
                 break;
             }
             int use_sms = sms ? sms : 0;
-            char sig[TDB_SIG_MAX] = "";
-            tdb_signature(archs[ai], g, set->count, sig, sizeof sig);
+            char sig[NVFP4JIT_EXT_SIGNATURE_MAX] = "";
+            nvfp4jit_ext_tune_signature(archs[ai], g, set->count, sig, sizeof sig);
             printf("== set %s: %zu group%s, sum M = %" PRId64 ", %.3f GFLOP; %s",
                    set->name, set->count, set->count == 1 ? "" : "s", sum_m,
                    tool_set_flops(set) * 1e-9, tool_arch_name(archs[ai]));
@@ -273,21 +274,21 @@ int cmd_explain(int argc, char **argv) {
                    "mma_us", "decode_us", "mem_us", "tiles", "waves", "waste");
             for (size_t i = 0; i < show; i++)
                 printf("  %4zu  %-28s %9.2f %9.2f %9.2f %9.2f %7lld %6.2f %5.1f%%\n", i + 1,
-                       tool_variant_str(&c[i].v), c[i].est_us, c[i].mma_us, c[i].decode_us,
+                       tool_variant_str(&c[i].variant), c[i].est_us, c[i].mma_us, c[i].decode_us,
                        c[i].mem_us, c[i].tiles, c[i].waves, 100.0 * c[i].waste);
             if (show < total)
                 printf("  ... %zu more (--all to print them)\n", total - show);
             if (archs[ai] == NVFP4JIT_ARCH_SM100A && show) {
                 /* the occupancy and ring terms behind the stage choice (heuristic.c) */
                 printf("  sm_100a occupancy and ring (a stage's TMA load must cover a DRAM round "
-                       "trip, assumed %.2f us):\n", SM100_RING_LATENCY_US);
+                       "trip, assumed %.2f us):\n", nvfp4jit_ext_sm100_ring_latency_us());
                 printf("  %4s  %-28s %7s %5s %5s %5s %9s %9s %8s\n", "rank", "variant",
                        "CTAs/SM", "smem", "tmem", "regs", "kstep_us", "ring_us", "buffers");
                 for (size_t i = 0; i < show; i++)
                     printf("  %4zu  %-28s %7d %5d %5d %5d %9.3f %9.3f %8d%s\n", i + 1,
-                           tool_variant_str(&c[i].v), c[i].ctas_per_sm, c[i].occ_smem,
+                           tool_variant_str(&c[i].variant), c[i].ctas_per_sm, c[i].occ_smem,
                            c[i].occ_tmem, c[i].occ_regs, c[i].kstep_us, c[i].ring_us,
-                           c[i].ctas_per_sm * c[i].v.stages,
+                           c[i].ctas_per_sm * c[i].variant.stages,
                            c[i].ring_us > c[i].kstep_us ? "  ring-bound" : "");
                 printf("  (CTAs/SM = min(smem, tmem = 512 / allocated columns, regs, threads); "
                        "ring_us = (round trip + CTAs x kstep) / buffers per stage of the SM; "
@@ -295,7 +296,7 @@ int cmd_explain(int argc, char **argv) {
             }
             explain_winner(c, total);
             nvfp4jit_variant tv;
-            if (tune_lookup(ctx, archs[ai], g, set->count, &tv))
+            if (nvfp4jit_ext_tune_lookup(ctx, archs[ai], g, set->count, &tv))
                 printf("  tuned: the tuning database has %s for this set on this GPU; "
                        "dispatch uses it instead of the heuristic\n", tool_variant_str(&tv));
             free(c);

@@ -13,8 +13,6 @@
 
 #include "choose.h"
 #include "gpu.h"
-#include "heuristic.h"
-#include "tune.h"
 
 static void bar(int on, const char *what, size_t done, size_t total) {
     if (!on || total == 0) return;
@@ -134,7 +132,7 @@ int cmd_warm(int argc, char **argv) {
     int narch = 2;
     if (arch_s && (narch = tool_parse_arch_list(u.cmd, arch_s, archs, 4)) < 0) return 2;
     int use_sets = po.problems || po.set || po.groups;
-    prob_set *sets = NULL;
+    nvfp4jit_ext_set *sets = NULL;
     size_t nsets = 0;
     if (use_sets && (r = tool_load_sets(u.cmd, &po, &sets, &nsets))) return r;
     nvfp4jit_ctx *ctx = tool_ctx(u.cmd);
@@ -174,7 +172,8 @@ int cmd_warm(int argc, char **argv) {
                 }
                 nvfp4jit_variant v;
                 nvfp4jit_choice ch;
-                nvfp4jit_status s = heur_choose(ctx, archs[ai], g, sets[si].count, &v, &ch);
+                nvfp4jit_status s =
+                    nvfp4jit_ext_choose(ctx, archs[ai], g, sets[si].count, &v, &ch);
                 free(g);
                 if (s != NVFP4JIT_OK) {
                     char what[256];
@@ -198,7 +197,7 @@ int cmd_warm(int argc, char **argv) {
     pool.n = n;
     pool.progress = isatty(2);
     pool.verbose = verbose;
-    double t0 = nj_now_ms();
+    double t0 = tool_now_ms();
     pthread_t *tid = calloc((size_t)jobs, sizeof *tid);
     int started = 0;
     for (int t = 0; tid && t < jobs; t++) {
@@ -209,7 +208,7 @@ int cmd_warm(int argc, char **argv) {
     for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
     free(tid);
     pthread_mutex_destroy(&pool.mu);
-    double secs = (nj_now_ms() - t0) * 1e-3;
+    double secs = (tool_now_ms() - t0) * 1e-3;
     size_t compiled = 0, cached = 0, failed = 0;
     for (size_t i = 0; i < n; i++) {
         if (list[i].st != NVFP4JIT_OK) {
@@ -292,7 +291,7 @@ int cmd_tune(int argc, char **argv) {
     nvfp4jit_arch want = NVFP4JIT_ARCH_SM90A;
     if (arch_s && tool_parse_arch(arch_s, &want))
         return tool_bad_usage(u.cmd, "--arch '%s': expected sm_100a or sm_90a", arch_s);
-    prob_set *sets = NULL;
+    nvfp4jit_ext_set *sets = NULL;
     size_t nsets = 0;
     if ((r = tool_load_sets(u.cmd, &po, &sets, &nsets))) return r;
     nvfp4jit_ctx *ctx = tool_ctx(u.cmd);
@@ -347,14 +346,14 @@ int cmd_tune(int argc, char **argv) {
     dev_open = 1;
     printf("tuning database: %s\n", nvfp4jit_tune_db_path(ctx));
     for (size_t si = 0; si < nsets; si++) {
-        const prob_set *set = &sets[si];
+        const nvfp4jit_ext_set *set = &sets[si];
         tool_data data;
         if (tool_data_create(u.cmd, &dev, set, (uint64_t)seed + si, &data)) {
             rc = 1;
             continue;
         }
-        char sig[TDB_SIG_MAX] = "";
-        tdb_signature(arch, data.g, data.n, sig, sizeof sig);
+        char sig[NVFP4JIT_EXT_SIGNATURE_MAX] = "";
+        nvfp4jit_ext_tune_signature(arch, data.g, data.n, sig, sizeof sig);
         printf("== set %s: %zu group%s, %.3f GFLOP, %s\n   signature: %s\n", set->name,
                set->count, set->count == 1 ? "" : "s", tool_set_flops(set) * 1e-9,
                tool_arch_name(arch), sig);

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "gpu.h"
-#include "reference.h"
 
 /* ---- device ---------------------------------------------------------------------------------- */
 int tool_device_cc(nvfp4jit_ctx *ctx, char *why, size_t why_n) {
@@ -41,12 +40,51 @@ int tool_cu_fail(const char *cmd, const tool_dev *d, CUresult r, const char *wha
     return tool_fail(cmd, "%s: %s (%s)", what, name ? name : "?", str ? str : "");
 }
 
+/* The tool's driver table, filled once from the driver the library loaded.
+ * @return it, or NULL with the missing entry point's name in *missing. */
+static const tool_cuda *cuda_table(const char **missing) {
+    static tool_cuda t;
+    static int loaded;
+    if (loaded) return &t;
+    *missing = NULL;
+#define PROC(field, sym)                                                                     \
+    if (!*missing && !(*(void **)(&t.field) = nvfp4jit_ext_cuda_proc(sym))) *missing = sym;
+    PROC(cuGetErrorName, "cuGetErrorName");
+    PROC(cuGetErrorString, "cuGetErrorString");
+    PROC(cuCtxSynchronize, "cuCtxSynchronize");
+    PROC(cuMemAlloc, "cuMemAlloc_v2");
+    PROC(cuMemFree, "cuMemFree_v2");
+    PROC(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+    PROC(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+    PROC(cuMemsetD8Async, "cuMemsetD8Async");
+    PROC(cuStreamCreate, "cuStreamCreate");
+    PROC(cuStreamDestroy, "cuStreamDestroy_v2");
+    PROC(cuStreamSynchronize, "cuStreamSynchronize");
+    PROC(cuEventCreate, "cuEventCreate");
+    PROC(cuEventDestroy, "cuEventDestroy_v2");
+    PROC(cuEventRecord, "cuEventRecord");
+    PROC(cuEventElapsedTime, "cuEventElapsedTime");
+    PROC(cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+    PROC(cuStreamEndCapture, "cuStreamEndCapture");
+    PROC(cuGraphInstantiate, "cuGraphInstantiateWithFlags");
+    PROC(cuGraphLaunch, "cuGraphLaunch");
+    PROC(cuGraphExecDestroy, "cuGraphExecDestroy");
+    PROC(cuGraphDestroy, "cuGraphDestroy");
+#undef PROC
+    if (*missing) return NULL;
+    loaded = 1;
+    return &t;
+}
+
 int tool_dev_open(const char *cmd, nvfp4jit_ctx *ctx, tool_dev *d) {
     memset(d, 0, sizeof *d);
     d->ctx = ctx;
-    nvfp4jit_status st = NVFP4JIT_OK;
-    d->api = drv_get(ctx, &st);
-    if (!d->api) return tool_lib_fail(cmd, ctx, st, "cannot use the CUDA driver");
+    nvfp4jit_status st = nvfp4jit_ext_cuda_init(ctx);
+    if (st != NVFP4JIT_OK) return tool_lib_fail(cmd, ctx, st, "cannot use the CUDA driver");
+    const char *missing = NULL;
+    d->api = cuda_table(&missing);
+    if (!d->api)
+        return tool_fail(cmd, "the CUDA driver has no entry point %s", missing ? missing : "?");
     /* NOTE: a blocking stream (flags 0) is ordered with the legacy default stream, on which
      * the synchronous cuMemcpy/cuMemset calls run; a pageable cuMemcpyHtoD may return
      * before its DMA lands, so a non-blocking stream could race with it. */
@@ -81,12 +119,12 @@ static uint16_t bf16_from_float(float f) {
 }
 
 static void build_tables(void) {
-    for (unsigned c = 0; c < 16; c++) e2m1_v[c] = ref_e2m1(c);
+    for (unsigned c = 0; c < 16; c++) e2m1_v[c] = nvfp4jit_ext_ref_e2m1(c);
     for (unsigned s = 0; s < 256; s++) {
-        e4m3_v[s] = ref_e4m3(s);
+        e4m3_v[s] = nvfp4jit_ext_ref_e4m3(s);
         for (unsigned c = 0; c < 16; c++) {
             double v = e2m1_v[c] * e4m3_v[s];
-            f16_tab[s][c] = ref_f16_from_double(v);
+            f16_tab[s][c] = nvfp4jit_ext_ref_f16_from_double(v);
             bf16_tab[s][c] = bf16_from_float((float)v);
         }
     }
@@ -100,17 +138,17 @@ static void tables(void) { pthread_once(&tab_once, build_tables); }
  * spans the whole scale range on both operands has no representable answer. We keep the
  * whole e2m1 range (all 16 codes, uniformly) and scales from the subnormals (2^-9) up to a
  * cap 2^max_exp * 1.875 chosen per K from what the generator actually produces:
- *   t = E[(a*sa)^2] (measured on a sample drawn by ref_fill_packed/ref_fill_scales) is the
- *   rms of one product a*sa*b*sb; a K-long dot product then has rms sqrt(K)*t, and fp32
- *   accumulation of it (rounding at every add, partial sums ~ sqrt(k)*t) has an error of
- *   rms about 2e-8 * K * t. The check needs |err| <= 1e-3 + 1e-3*|ref| also for outputs near
- *   0, so we require K * t <= 2000: error rms <= 4e-5, i.e. 1e-3 is more than 20 sigma, and
+ *   t = E[(a*sa)^2] (measured on a sample drawn by the reference's fill_packed and
+ *   fill_scales) is the rms of one product a*sa*b*sb; a K-long dot product then has rms
+ *   sqrt(K)*t, and fp32 accumulation of it (rounding at every add, partial sums ~ sqrt(k)*t)
+ *   has an error of rms about 2e-8 * K * t. The check needs |err| <= 1e-3 + 1e-3*|ref|
+ *   also for outputs near 0, so we require K * t <= 2000: error rms <= 4e-5, i.e. 1e-3 is more than 20 sigma, and
  *   outputs stay below ~2000/sqrt(K) * 10 << 65504.
  * For K = 7168 this gives scales up to about 2^-2; for K = 64 up to about 2^2 (depending on
- * how ref_fill_scales spreads exponents). The largest cap that meets the bound is used, so
+ * how fill_scales spreads exponents). The largest cap that meets the bound is used, so
  * small K get the widest scale range the fp16 output allows.
  * Checked on the CPU (128x512 outputs of random data, fp32 accumulation both sequential and
- * in 16-k chunks as an MMA does, rounded to fp16, against ref_gemm with ref_compare): no
+ * in 16-k chunks as an MMA does, rounded to fp16, against the reference's gemm and compare): no
  * element fails for K = 64..16384 at the chosen caps, and for K = 7168 not even at caps
  * 3 exponent steps higher, so the bound leaves a wide margin. */
 #define SCALE_BUDGET 2000.0
@@ -118,20 +156,20 @@ static void tables(void) { pthread_once(&tab_once, build_tables); }
 static double sample_mean_sq(int max_exp, int64_t k) {
     const int64_t rows = 64;
     uint8_t *p = malloc((size_t)(rows * k / 2));
-    uint8_t *sf = malloc(ref_sf_bytes(rows, k));
+    uint8_t *sf = malloc(nvfp4jit_ext_ref_sf_bytes(rows, k));
     if (!p || !sf) {
         free(p);
         free(sf);
         return INFINITY;
     }
-    ref_rng r;
-    ref_rng_seed(&r, 0x5eed0000u + (uint64_t)(max_exp + 64));
-    ref_fill_packed(&r, p, rows, k);
-    ref_fill_scales(&r, sf, rows, k, max_exp);
+    nvfp4jit_ext_rng r;
+    nvfp4jit_ext_rng_seed(&r, 0x5eed0000u + (uint64_t)(max_exp + 64));
+    nvfp4jit_ext_ref_fill_packed(&r, p, rows, k);
+    nvfp4jit_ext_ref_fill_scales(&r, sf, rows, k, max_exp);
     double sum = 0;
     for (int64_t row = 0; row < rows; row++) {
         for (int64_t j = 0; j < k / 16; j++) {
-            double s = e4m3_v[sf[ref_sf_offset(row, j, k)]];
+            double s = e4m3_v[sf[nvfp4jit_ext_ref_sf_offset(row, j, k)]];
             const uint8_t *q = p + row * (k / 2) + j * 8;
             for (int b = 0; b < 8; b++) {
                 double lo = e2m1_v[q[b] & 15] * s, hi = e2m1_v[q[b] >> 4] * s;
@@ -201,7 +239,7 @@ static int upload(const char *cmd, tool_dev *d, const void *host, size_t n, uint
     return 0;
 }
 
-int tool_data_create(const char *cmd, tool_dev *d, const prob_set *s, uint64_t seed,
+int tool_data_create(const char *cmd, tool_dev *d, const nvfp4jit_ext_set *s, uint64_t seed,
                      tool_data *t) {
     memset(t, 0, sizeof *t);
     tables();
@@ -221,7 +259,8 @@ int tool_data_create(const char *cmd, tool_dev *d, const prob_set *s, uint64_t s
         nvfp4jit_group *g = &t->g[i];
         if (g->m == 0) continue; /* pointers of an empty group are not read */
         size_t na = (size_t)(g->m * g->k / 2), nb = (size_t)(g->n * g->k / 2);
-        size_t nsa = ref_sf_bytes(g->m, g->k), nsb = ref_sf_bytes(g->n, g->k);
+        size_t nsa = nvfp4jit_ext_ref_sf_bytes(g->m, g->k);
+        size_t nsb = nvfp4jit_ext_ref_sf_bytes(g->n, g->k);
         t->a[i] = malloc(na);
         t->b[i] = malloc(nb);
         t->sfa[i] = malloc(nsa);
@@ -232,12 +271,12 @@ int tool_data_create(const char *cmd, tool_dev *d, const prob_set *s, uint64_t s
         }
         int e = tool_scale_max_exp(g->k);
         t->max_exp[i] = e;
-        ref_rng r;
-        ref_rng_seed(&r, seed * 0x9E3779B97F4A7C15ull + i);
-        ref_fill_packed(&r, t->a[i], g->m, g->k);
-        ref_fill_scales(&r, t->sfa[i], g->m, g->k, e);
-        ref_fill_packed(&r, t->b[i], g->n, g->k);
-        ref_fill_scales(&r, t->sfb[i], g->n, g->k, e);
+        nvfp4jit_ext_rng r;
+        nvfp4jit_ext_rng_seed(&r, seed * 0x9E3779B97F4A7C15ull + i);
+        nvfp4jit_ext_ref_fill_packed(&r, t->a[i], g->m, g->k);
+        nvfp4jit_ext_ref_fill_scales(&r, t->sfa[i], g->m, g->k, e);
+        nvfp4jit_ext_ref_fill_packed(&r, t->b[i], g->n, g->k);
+        nvfp4jit_ext_ref_fill_scales(&r, t->sfb[i], g->n, g->k, e);
         if (upload(cmd, d, t->a[i], na, &g->a) || upload(cmd, d, t->b[i], nb, &g->b) ||
             upload(cmd, d, t->sfa[i], nsa, &g->sfa) || upload(cmd, d, t->sfb[i], nsb, &g->sfb) ||
             upload(cmd, d, NULL, (size_t)(g->m * g->n * 2), &g->c)) {
@@ -256,7 +295,7 @@ int tool_data_create(const char *cmd, tool_dev *d, const prob_set *s, uint64_t s
 /* ---- timing ---------------------------------------------------------------------------------- */
 int tool_time(const char *cmd, tool_dev *d, tool_work_fn fn, void *user, int warmup, int iters,
               CUdeviceptr flush, size_t flush_bytes, double *median_us, double *min_us) {
-    const drv_api *api = d->api;
+    const tool_cuda *api = d->api;
     int rc = 0;
     CUevent *ev = calloc((size_t)iters * 2, sizeof *ev);
     double *us = calloc((size_t)iters, sizeof *us);
@@ -334,8 +373,8 @@ static void *dq_run(void *u) {
         const uint8_t *row = j->packed + r * (j->k / 2);
         uint16_t *o = j->out + r * j->k;
         for (int64_t b = 0; b < kb; b++) {
-            const uint16_t *tab = j->bf16 ? bf16_tab[j->sf[ref_sf_offset(r, b, j->k)]]
-                                          : f16_tab[j->sf[ref_sf_offset(r, b, j->k)]];
+            uint8_t s = j->sf[nvfp4jit_ext_ref_sf_offset(r, b, j->k)];
+            const uint16_t *tab = j->bf16 ? bf16_tab[s] : f16_tab[s];
             const uint8_t *q = row + b * 8;
             uint16_t *ob = o + b * 16;
             for (int i = 0; i < 8; i++) {

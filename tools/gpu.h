@@ -1,15 +1,43 @@
 /* gpu.h - device-side helpers of the tool (demo, bench): the device, random NVFP4 data in
- * device buffers, event timing, CPU dequantisation to fp16/bf16. Uses the library's driver
- * table (driver.h: libcuda is dlopen'ed, the primary context of device 0 is current). */
+ * device buffers, event timing, CPU dequantisation to fp16/bf16. Uses the driver the library
+ * loaded (nvfp4jit_ext_cuda_init: libcuda is dlopen'ed, the primary context of device 0 is
+ * current), through a table of the entry points the tool calls. */
 #ifndef NJ_TOOL_GPU_H
 #define NJ_TOOL_GPU_H
 
-#include "driver.h"
+#include <cuda.h>
+
 #include "tool.h"
+
+/* The driver entry points the tool calls, resolved by nvfp4jit_ext_cuda_proc (their versioned
+ * symbol names: tools/gpu.c). */
+typedef struct tool_cuda {
+    CUresult (*cuGetErrorName)(CUresult, const char **);
+    CUresult (*cuGetErrorString)(CUresult, const char **);
+    CUresult (*cuCtxSynchronize)(void);
+    CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+    CUresult (*cuMemFree)(CUdeviceptr);
+    CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+    CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+    CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+    CUresult (*cuStreamCreate)(CUstream *, unsigned);
+    CUresult (*cuStreamDestroy)(CUstream);
+    CUresult (*cuStreamSynchronize)(CUstream);
+    CUresult (*cuEventCreate)(CUevent *, unsigned);
+    CUresult (*cuEventDestroy)(CUevent);
+    CUresult (*cuEventRecord)(CUevent, CUstream);
+    CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+    CUresult (*cuStreamBeginCapture)(CUstream, CUstreamCaptureMode);
+    CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);
+    CUresult (*cuGraphInstantiate)(CUgraphExec *, CUgraph, unsigned long long);
+    CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+    CUresult (*cuGraphExecDestroy)(CUgraphExec);
+    CUresult (*cuGraphDestroy)(CUgraph);
+} tool_cuda;
 
 typedef struct tool_dev {
     nvfp4jit_ctx *ctx;
-    const drv_api *api;
+    const tool_cuda *api;
     CUstream stream;
     int cc; /* compute capability, major*10+minor */
 } tool_dev;
@@ -36,10 +64,10 @@ typedef struct tool_data {
     int *max_exp;               /* the scale cap used per group */
 } tool_data;
 
-/* Allocate, fill (ref_fill_packed over all 16 codes, ref_fill_scales with
+/* Allocate, fill (nvfp4jit_ext_ref_fill_packed over all 16 codes, nvfp4jit_ext_ref_fill_scales with
  * tool_scale_max_exp(K)) and upload every group; C is allocated but not written.
  * @return 0, or 1 after a message (everything is freed). */
-int tool_data_create(const char *cmd, tool_dev *d, const prob_set *s, uint64_t seed,
+int tool_data_create(const char *cmd, tool_dev *d, const nvfp4jit_ext_set *s, uint64_t seed,
                      tool_data *out);
 void tool_data_free(tool_dev *d, tool_data *t);
 

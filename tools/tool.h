@@ -10,7 +10,11 @@
 #include <stdint.h>
 
 #include "nvfp4jit.h"
-#include "problems.h"
+/* the extension API: problem files, the CPU reference, cache listing, the tuning database,
+ * the heuristic's ranking, the library's CUDA driver (not ABI-stable; the command links
+ * libnvfp4jit.a) */
+#define NVFP4JIT_STATIC_LINKING_ONLY
+#include "nvfp4jit_ext.h"
 
 #if defined(__GNUC__)
 #define TOOL_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -135,17 +139,26 @@ typedef struct tool_prob_opts {
     {"groups", OPT_STRING, &(po).groups, "MxNxK,...", "one ad-hoc set instead of a file", 0, 0}
 /* Resolve the options into an array of sets (owned by the caller: tool_sets_free).
  * @return 0, or 2 after a message naming the bad token / file line / set. */
-int tool_load_sets(const char *cmd, const tool_prob_opts *po, prob_set **sets, size_t *count);
-void tool_sets_free(prob_set *sets, size_t count);
-/* The default problems file (searched: NVFP4JIT_DEFAULT_PROBLEMS, ./problems/gpumode.txt,
- * next to the executable). @return 0 and the path, -1 if none is readable. */
+int tool_load_sets(const char *cmd, const tool_prob_opts *po, nvfp4jit_ext_set **sets,
+                   size_t *count);
+void tool_sets_free(nvfp4jit_ext_set *sets, size_t count);
+/* The default problems file, found at run time: $NVFP4JIT_PROBLEMS when set (and then only
+ * it), else ./problems/gpumode.txt, else relative to the executable (/proc/self/exe):
+ * problems/ (the Python package), ../problems/ (a build directory in the source tree),
+ * ../share/nvfp4jit/problems/ (an install). @return 0 and the path, -1 if none is readable. */
 int tool_default_problems(char *out, size_t n);
 
 /* Fill nvfp4jit groups with the shapes of a set (pointers 0). Caller frees. NULL if OOM. */
-nvfp4jit_group *tool_groups_from_set(const prob_set *s);
-double tool_set_flops(const prob_set *s); /* 2 * sum(M*N*K) */
+nvfp4jit_group *tool_groups_from_set(const nvfp4jit_ext_set *s);
+double tool_set_flops(const nvfp4jit_ext_set *s); /* 2 * sum(M*N*K) */
 
 /* ---- misc ----------------------------------------------------------------------------------- */
+/* Monotonic wall clock in milliseconds. */
+double tool_now_ms(void);
+/* Read a small text file the way the library reads untrusted files: a regular file (not
+ * followed through a symlink, opened O_NONBLOCK) of at most max bytes. @return it
+ * NUL-terminated (malloc'ed, the caller frees), or NULL. */
+char *tool_read_text(const char *path, size_t max);
 int tool_nthreads(void);
 double tool_median(double *v, int n); /* sorts v */
 /* Largest e4m3 exponent for random test scales that keeps a K-long dot product of the

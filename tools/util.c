@@ -3,12 +3,15 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tool.h"
@@ -207,9 +210,9 @@ const char *tool_arch_name(nvfp4jit_arch a) {
 }
 
 int tool_parse_tile(const char *s, int *m, int *n, int *k) {
-    prob_shape sh;
+    nvfp4jit_ext_shape sh;
     char err[128];
-    if (prob_parse_shape(s, strlen(s), &sh, err, sizeof err)) return -1;
+    if (nvfp4jit_ext_parse_shape(s, strlen(s), &sh, err, sizeof err)) return -1;
     if (sh.m <= 0 || sh.n <= 0 || sh.k <= 0 || sh.m > 4096 || sh.n > 4096 || sh.k > 4096)
         return -1;
     *m = (int)sh.m;
@@ -272,12 +275,14 @@ void tool_print_resources(const nvfp4jit_resources *r, int ind) {
 static int readable(const char *p) { return access(p, R_OK) == 0; }
 
 int tool_default_problems(char *out, size_t n) {
-#ifdef NVFP4JIT_DEFAULT_PROBLEMS
-    if (readable(NVFP4JIT_DEFAULT_PROBLEMS)) {
-        snprintf(out, n, "%s", NVFP4JIT_DEFAULT_PROBLEMS);
+    /* found at run time, never a path baked in at build time: the binary may be moved,
+     * installed, or built in a tree that is gone */
+    const char *env = getenv("NVFP4JIT_PROBLEMS");
+    if (env && *env) {
+        if (!readable(env)) return -1; /* a named file that is not there is an error */
+        snprintf(out, n, "%s", env);
         return 0;
     }
-#endif
     if (readable("problems/gpumode.txt")) {
         snprintf(out, n, "%s", "problems/gpumode.txt");
         return 0;
@@ -302,8 +307,8 @@ int tool_default_problems(char *out, size_t n) {
     return -1;
 }
 
-void tool_sets_free(prob_set *sets, size_t count) {
-    for (size_t i = 0; i < count; i++) prob_set_free(&sets[i]);
+void tool_sets_free(nvfp4jit_ext_set *sets, size_t count) {
+    for (size_t i = 0; i < count; i++) nvfp4jit_ext_set_free(&sets[i]);
     free(sets);
 }
 
@@ -313,7 +318,7 @@ static int set_matches(const char *patterns, const char *name) {
     for (;;) {
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
-        char pat[PROB_NAME_MAX * 2];
+        char pat[NVFP4JIT_EXT_SET_NAME_MAX * 2];
         if (len < sizeof pat) {
             memcpy(pat, p, len);
             pat[len] = '\0';
@@ -324,16 +329,17 @@ static int set_matches(const char *patterns, const char *name) {
     }
 }
 
-int tool_load_sets(const char *cmd, const tool_prob_opts *po, prob_set **sets, size_t *count) {
+int tool_load_sets(const char *cmd, const tool_prob_opts *po, nvfp4jit_ext_set **sets,
+                   size_t *count) {
     char err[512];
     *sets = NULL;
     *count = 0;
     if (po->groups) {
         if (po->problems || po->set)
             return tool_bad_usage(cmd, "--groups cannot be combined with --problems/--set");
-        prob_set *s = calloc(1, sizeof *s);
+        nvfp4jit_ext_set *s = calloc(1, sizeof *s);
         if (!s) return tool_fail(cmd, "out of memory");
-        if (prob_parse_groups(po->groups, "groups", s, err, sizeof err)) {
+        if (nvfp4jit_ext_parse_groups(po->groups, "groups", s, err, sizeof err)) {
             free(s);
             return tool_bad_usage(cmd, "--groups: %s", err);
         }
@@ -348,12 +354,14 @@ int tool_load_sets(const char *cmd, const tool_prob_opts *po, prob_set **sets, s
         if (!pattern) pattern = "*";
     } else {
         if (tool_default_problems(path, sizeof path))
-            return tool_bad_usage(cmd, "cannot find the default problems file (gpumode.txt); "
-                                       "give --problems FILE or --groups");
+            return tool_bad_usage(cmd, "cannot find the default problems file (gpumode.txt: "
+                                       "$NVFP4JIT_PROBLEMS, ./problems/, next to the "
+                                       "executable); give --problems FILE or --groups");
         if (!pattern) pattern = "bench*";
     }
-    prob_file f;
-    if (prob_load_file(path, &f, err, sizeof err)) return tool_bad_usage(cmd, "%s", err);
+    nvfp4jit_ext_problems f;
+    if (nvfp4jit_ext_problems_load(path, &f, err, sizeof err))
+        return tool_bad_usage(cmd, "%s", err);
     size_t n = 0;
     for (size_t i = 0; i < f.count; i++) n += set_matches(pattern, f.sets[i].name);
     if (n == 0) {
@@ -367,12 +375,12 @@ int tool_load_sets(const char *cmd, const tool_prob_opts *po, prob_set **sets, s
             len += (size_t)w;
             if (len >= sizeof names) len = sizeof names - 1;
         }
-        prob_file_free(&f);
+        nvfp4jit_ext_problems_free(&f);
         return tool_bad_usage(cmd, "no set named '%s' in %s (sets: %s)", pattern, path, names);
     }
-    prob_set *out = calloc(n, sizeof *out);
+    nvfp4jit_ext_set *out = calloc(n, sizeof *out);
     if (!out) {
-        prob_file_free(&f);
+        nvfp4jit_ext_problems_free(&f);
         return tool_fail(cmd, "out of memory");
     }
     size_t j = 0;
@@ -382,13 +390,13 @@ int tool_load_sets(const char *cmd, const tool_prob_opts *po, prob_set **sets, s
         f.sets[i].groups = NULL;
         f.sets[i].count = 0;
     }
-    prob_file_free(&f);
+    nvfp4jit_ext_problems_free(&f);
     *sets = out;
     *count = n;
     return 0;
 }
 
-nvfp4jit_group *tool_groups_from_set(const prob_set *s) {
+nvfp4jit_group *tool_groups_from_set(const nvfp4jit_ext_set *s) {
     nvfp4jit_group *g = calloc(s->count ? s->count : 1, sizeof *g);
     if (!g) return NULL;
     for (size_t i = 0; i < s->count; i++) {
@@ -399,7 +407,7 @@ nvfp4jit_group *tool_groups_from_set(const prob_set *s) {
     return g;
 }
 
-double tool_set_flops(const prob_set *s) {
+double tool_set_flops(const nvfp4jit_ext_set *s) {
     double f = 0;
     for (size_t i = 0; i < s->count; i++)
         f += 2.0 * (double)s->groups[i].m * (double)s->groups[i].n * (double)s->groups[i].k;
@@ -407,6 +415,32 @@ double tool_set_flops(const prob_set *s) {
 }
 
 /* ---- misc ------------------------------------------------------------------------------------ */
+double tool_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+char *tool_read_text(const char *path, size_t max) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    char *buf = NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size <= max &&
+        (buf = malloc((size_t)st.st_size + 1))) {
+        size_t got = 0;
+        while (got < (size_t)st.st_size) {
+            ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) break; /* shrank while read: keep what there is */
+            got += (size_t)r;
+        }
+        buf[got] = '\0';
+    }
+    close(fd);
+    return buf;
+}
+
 int tool_nthreads(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1) n = 1;

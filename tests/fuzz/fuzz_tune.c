@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "common.h"
-#include "tune.h"
+#include "tunedb.h"
 
 static nvfp4jit_ctx *ctx_get(void) {
     static nvfp4jit_ctx *ctx;

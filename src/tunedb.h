@@ -1,4 +1,5 @@
-/* tune.h - the tuning database (tdb_*) and problem-set signatures. Internal, not API.
+/* tunedb.h - the tuning database (tdb_*) and problem-set signatures. Internal, not API.
+ * Below the plan API (dispatch.c looks tuned variants up here); the tuner is tuner.c.
  *
  * File: <cache_dir>/tune-v1.txt (TDB_FILE). Line 1 is the header TDB_HEADER. Every other
  * non-empty line that does not start with '#' is an entry of 7 tab-separated fields:
@@ -13,8 +14,8 @@
  * same key (device, sms, driver, library, signature) or append it, write everything to a
  * temporary file in the same directory, fsync, rename(2) over the file, unlock. Readers take no
  * lock: rename is atomic, a reader sees the old or the new file. */
-#ifndef NJ_TUNE_H
-#define NJ_TUNE_H
+#ifndef NJ_TUNEDB_H
+#define NJ_TUNEDB_H
 
 #include "common.h"
 
