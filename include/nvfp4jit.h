@@ -421,6 +421,11 @@ NVFP4JIT_API const char *nvfp4jit_tune_db_path(nvfp4jit_ctx *ctx);
 /** Compute capability of the current (or first) device as major*10+minor, e.g. 90.
  *  @return NVFP4JIT_OK, NVFP4JIT_ERR_NO_DRIVER or NVFP4JIT_ERR_NO_DEVICE. */
 NVFP4JIT_API nvfp4jit_status nvfp4jit_device_arch(nvfp4jit_ctx *ctx, int *cc);
+/** The arch whose code runs on compute capability cc (major*10+minor): sm_90a on 90, sm_100a
+ *  on 100 ("a" targets are not forward compatible: nothing else runs them). No device access.
+ *  @return NVFP4JIT_OK; NVFP4JIT_ERR_INVALID_ARG (arch is NULL);
+ *  NVFP4JIT_ERR_UNSUPPORTED_ARCH (no arch runs on cc; *arch unchanged). */
+NVFP4JIT_API nvfp4jit_status nvfp4jit_arch_for_cc(int cc, nvfp4jit_arch *arch);
 
 /* ---- GPU reference ------------------------------------------------------------------------ */
 /* ---- MoE layers: weights registered once, expert offsets on the device -------------- */

@@ -221,12 +221,6 @@ nvfp4jit_status nj_kernel_load(nvfp4jit_ctx *ctx, const drv_api *api, nvfp4jit_k
     return NVFP4JIT_OK;
 }
 
-/* Does the device run this arch's cubins? sm_90a code runs only on cc 9.0, sm_100a only on
- * cc 10.0 ("a" targets are not forward compatible). */
-static int arch_runs_on(nvfp4jit_arch a, int cc) {
-    return (a == NVFP4JIT_ARCH_SM90A && cc == 90) || (a == NVFP4JIT_ARCH_SM100A && cc == 100);
-}
-
 /* The one launch of a run, reading slot sl's device blob. */
 static nvfp4jit_status launch(nvfp4jit_plan *p, const drv_api *api, blob_slot *sl, CUstream st) {
     if (sl->launch.num_ctas == 0) return NVFP4JIT_OK; /* every group has M = 0 */
@@ -479,7 +473,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *p, const nvfp4jit_
     nvfp4jit_status s;
     api = drv_get(ctx, &s);
     if (!api) return s;
-    if (!arch_runs_on(p->v.arch, ctx->device_cc)) {
+    if (p->fam->cc != ctx->device_cc) { /* "a" cubins run on exactly one cc (family.h) */
         return nj_fail(ctx, NVFP4JIT_ERR_ARCH_MISMATCH,
                        "plan is for %s but the device is compute capability %d.%d",
                        p->fam->arch_name, ctx->device_cc / 10, ctx->device_cc % 10);

@@ -3,10 +3,7 @@
 #define NJ_HEURISTIC_H
 
 #include "common.h"
-
-/* sm_100a: the DRAM round trip a stage ring must cover, in microseconds (an assumption, see
- * heuristic.c "sm_100a stages") */
-#define SM100_RING_LATENCY_US 1.0
+#include "family.h" /* SM100_RING_LATENCY_US, the family's cost-model terms */
 
 typedef struct heur_cand {
     nvfp4jit_variant v;

@@ -216,7 +216,7 @@ static nvfp4jit_status moe_build(nvfp4jit_moe_plan *p, const drv_api *api) {
      * one partial token tile) */
     int64_t tiles_x = (w->n + v->block_m - 1) / v->block_m;
     int64_t bound = tiles_x * ((p->max_rows + v->block_n - 1) / v->block_n + w->experts);
-    int sms = ctx->device_sms > 0 ? ctx->device_sms : 132, per_sm = 0;
+    int sms = ctx->device_sms > 0 ? ctx->device_sms : fam_sm90a.default_sms, per_sm = 0;
     DRV_CHECK(ctx, api,
               cuOccupancyMaxActiveBlocksPerMultiprocessor(
                   &per_sm, p->fn, fam_sm90a.threads(v), p->dyn_smem),
@@ -270,7 +270,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64
     nvfp4jit_status s;
     const drv_api *api = drv_get(ctx, &s);
     if (!api) return s;
-    NJ_RETURN_IF(ctx, ctx->device_cc != 90, NVFP4JIT_ERR_ARCH_MISMATCH,
+    NJ_RETURN_IF(ctx, ctx->device_cc != fam_sm90a.cc, NVFP4JIT_ERR_ARCH_MISMATCH,
                  "MoE plan is for sm_90a but the device is compute capability %d.%d",
                  ctx->device_cc / 10, ctx->device_cc % 10);
     nvfp4jit_moe_plan *p = calloc(1, sizeof *p);

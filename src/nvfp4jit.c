@@ -104,12 +104,6 @@ NVFP4JIT_API const char *nvfp4jit_cache_dir(const nvfp4jit_ctx *ctx) {
 }
 
 /* ---- variants ---- */
-const family *fam_get(nvfp4jit_arch arch) {
-    if (arch == NVFP4JIT_ARCH_SM90A) return &fam_sm90a;
-    if (arch == NVFP4JIT_ARCH_SM100A) return &fam_sm100a;
-    return NULL;
-}
-
 NVFP4JIT_API nvfp4jit_status nvfp4jit_variant_check(nvfp4jit_ctx *ctx,
                                                     const nvfp4jit_variant *v) {
     nj_clear(ctx);
@@ -133,9 +127,8 @@ NVFP4JIT_API int nvfp4jit_variant_format(const nvfp4jit_variant *v, char *buf, s
         n = 0;
     }
     if (!v) return snprintf(buf, n, "(null)");
-    const char *a = v->arch == NVFP4JIT_ARCH_SM90A    ? "sm90a"
-                    : v->arch == NVFP4JIT_ARCH_SM100A ? "sm100a"
-                                                      : "arch?";
+    const family *f = fam_get(v->arch);
+    const char *a = f ? f->short_name : "arch?";
     return snprintf(buf, n, "%s:%dx%dx%d:s%d%s%s", a, v->block_m, v->block_n, v->block_k,
                     v->stages, v->swap_ab ? ":swap" : "",
                     v->strategy == NVFP4JIT_STRATEGY_ACT16    ? ":act16"

@@ -733,8 +733,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_tune(nvfp4jit_ctx *ctx, nvfp4jit_arch arch
     if (!api) return s;
     NJ_FORWARD_IF_ERROR(nvfp4jit_problem_check(ctx, groups, n));
     int cc = ctx->device_cc;
-    NJ_RETURN_IF(ctx, !((arch == NVFP4JIT_ARCH_SM90A && cc == 90) ||
-                        (arch == NVFP4JIT_ARCH_SM100A && cc == 100)),
+    NJ_RETURN_IF(ctx, cc != f->cc, /* "a" cubins run on exactly one cc (family.h) */
                  NVFP4JIT_ERR_ARCH_MISMATCH,
                  "cannot tune %s on a device of compute capability %d.%d", f->arch_name,
                  cc / 10, cc % 10);

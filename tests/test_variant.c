@@ -216,10 +216,37 @@ static void t_sm100_stages(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
+/* One home for the arch facts: the family table answers cc -> arch, and the public
+ * nvfp4jit_arch_for_cc agrees with it. */
+static void t_family_table(void) {
+    static const nvfp4jit_arch arches[] = {NVFP4JIT_ARCH_SM90A, NVFP4JIT_ARCH_SM100A};
+    for (size_t i = 0; i < 2; i++) {
+        const family *f = fam_get(arches[i]);
+        REQUIRE(f);
+        CHECK(fam_for_cc(f->cc) == f);
+        nvfp4jit_arch a = (nvfp4jit_arch)0;
+        CHECK(nvfp4jit_arch_for_cc(f->cc, &a) == NVFP4JIT_OK && a == f->arch);
+        CHECK(f->default_sms > 0 && f->rates && f->smem_block_max <= f->smem_sm);
+        char name[32];
+        nvfp4jit_variant v = {arches[i], 128, 64, 128, 2, 0, 0};
+        nvfp4jit_variant_format(&v, name, sizeof name);
+        CHECK(strncmp(name, f->short_name, strlen(f->short_name)) == 0);
+    }
+    CHECK(fam_get(NVFP4JIT_ARCH_SM90A)->cc == 90 && fam_get(NVFP4JIT_ARCH_SM100A)->cc == 100);
+    CHECK(fam_get(NVFP4JIT_ARCH_SM90A)->default_sms == 132);
+    CHECK(fam_get(NVFP4JIT_ARCH_SM100A)->default_sms == 148);
+    nvfp4jit_arch a = NVFP4JIT_ARCH_SM90A;
+    CHECK(nvfp4jit_arch_for_cc(89, &a) == NVFP4JIT_ERR_UNSUPPORTED_ARCH && a == NVFP4JIT_ARCH_SM90A);
+    CHECK(nvfp4jit_arch_for_cc(101, &a) == NVFP4JIT_ERR_UNSUPPORTED_ARCH);
+    CHECK(nvfp4jit_arch_for_cc(90, NULL) == NVFP4JIT_ERR_INVALID_ARG);
+    CHECK(fam_for_cc(0) == NULL);
+}
+
 const test_case tests_variant[] = {
     {"sm100_stages", t_sm100_stages},
     {"format_parse", t_format_parse},
     {"parse_strict", t_parse_strict},
     {"format_null", t_format_null}, {"sm90_rules", t_sm90_rules}, {"sm100_rules", t_sm100_rules},
-    {"space", t_space},               {"heuristic", t_heuristic},   {0, 0},
+    {"space", t_space},               {"heuristic", t_heuristic},
+    {"family_table", t_family_table}, {0, 0},
 };
