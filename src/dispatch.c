@@ -52,6 +52,7 @@ struct nvfp4jit_plan {
     nvfp4jit_kernel *kernel;
     nvfp4jit_variant v;
     nvfp4jit_choice choice;
+    int sms; /* the SM count the choice was made for */
     const family *fam;
     size_t num_groups;
     nvfp4jit_group *shapes; /* N, K fixed at creation */
@@ -88,6 +89,8 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_ar
     NJ_FORWARD_IF_ERROR(nvfp4jit_problem_check_shapes(ctx, groups, num_groups));
     nvfp4jit_variant v;
     nvfp4jit_choice choice;
+    /* the heuristic's SM count: looked up here, once, and kept (nvfp4jit_plan_sms) */
+    int sms = fam_model_sms(f);
     if (force) {
         NJ_RETURN_IF(ctx, force->arch != arch, NVFP4JIT_ERR_INVALID_VARIANT,
                      "forced variant is for arch %d, plan is for %d", (int)force->arch,
@@ -97,7 +100,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_ar
     } else if (tune_lookup(ctx, arch, groups, num_groups, &v)) {
         choice = NVFP4JIT_CHOICE_TUNED;
     } else {
-        NJ_FORWARD_IF_ERROR(heur_choose(ctx, arch, groups, num_groups, &v, &choice));
+        NJ_FORWARD_IF_ERROR(heur_choose(ctx, arch, groups, num_groups, sms, &v, &choice));
     }
     char why[256] = "";
     if (f->fits && !f->fits(&v, groups, num_groups, why, sizeof why)) {
@@ -120,6 +123,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_ar
     p->kernel = k;
     p->v = v;
     p->choice = choice;
+    p->sms = sms;
     p->fam = f;
     p->num_groups = num_groups;
     *out = p;
@@ -175,6 +179,8 @@ NVFP4JIT_API const nvfp4jit_variant *nvfp4jit_plan_variant(const nvfp4jit_plan *
 NVFP4JIT_API nvfp4jit_kernel *nvfp4jit_plan_kernel(const nvfp4jit_plan *p) {
     return p ? p->kernel : NULL;
 }
+
+NVFP4JIT_API int nvfp4jit_plan_sms(const nvfp4jit_plan *p) { return p ? p->sms : 0; }
 
 NVFP4JIT_API nvfp4jit_status nvfp4jit_device_arch(nvfp4jit_ctx *ctx, int *cc) {
     nj_clear(ctx);

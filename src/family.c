@@ -1,5 +1,5 @@
 /* family.c - the family table: which families exist, which compute capability runs which,
- * and the families' usual SM counts. Everything else about an arch is in its family
+ * and the SM count the heuristic models. Everything else about an arch is in its family
  * (fam_sm90.c, fam_sm100.c). */
 #include "family.h"
 
@@ -16,6 +16,12 @@ const family *fam_for_cc(int cc) {
     for (size_t i = 0; i < FAM_COUNT; i++)
         if (fam_table[i]->cc == cc) return fam_table[i];
     return NULL;
+}
+
+int fam_model_sms(const family *f) {
+    int cc = 0, sms = 0;
+    if (drv_device_query(&cc, &sms) == 0 && cc == f->cc && sms > 0) return sms;
+    return f->default_sms;
 }
 
 NVFP4JIT_API nvfp4jit_status nvfp4jit_arch_for_cc(int cc, nvfp4jit_arch *arch) {

@@ -130,5 +130,10 @@ extern const family fam_sm100a;
 const family *fam_get(nvfp4jit_arch arch);
 /* @return the family whose cubins run on compute capability cc (major*10+minor), or NULL. */
 const family *fam_for_cc(int cc);
+/* The SM count the heuristic models for f: the device's, when a device is present (the
+ * current CUDA context's device, else device 0; no context is created) and runs f's code
+ * (its compute capability is f->cc), else f->default_sms. Asks the driver each time: the
+ * answer does not depend on whether anything was launched before. */
+int fam_model_sms(const family *f);
 
 #endif

@@ -11,8 +11,13 @@
  * re-reads of the operand that is not shared by consecutive CTAs, at the measured bandwidth;
  * the estimate is the larger of the floor and the compute time. The per-arch terms (rates,
  * limits, SMs) are the family's (family.h: fam_rates; values in fam_sm90.c, fam_sm100.c).
- * Ties (within 2 %) go to the sm_100a variant whose ring covers the round trip, then to the
- * smaller shared-memory footprint, then the smaller tile, so the choice is deterministic. */
+ *
+ * The choice is a function of (arch, shapes, SM count) only: the SM count is an explicit
+ * input (heur_rank's sms; plans record it). Ranking is in two steps so that it is
+ * deterministic: a total order (heur_cand_cmp: the estimate, then the variant's fields),
+ * then a pass that lets near-ties (within 2 % of the fastest left) go to the sm_100a variant
+ * whose ring covers the round trip, then to the smaller shared-memory footprint, then the
+ * smaller tile (prefer_simpler). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,23 +188,56 @@ static void rank_emit(const nvfp4jit_variant *v, void *u) {
 
 static size_t smem_of(const nvfp4jit_variant *v) { return fam_get(v->arch)->dyn_smem(v); }
 
-static int cand_cmp(const void *pa, const void *pb) {
-    const heur_cand *a = pa, *b = pb;
-    double lo = fmin(a->est_us, b->est_us);
-    if (fabs(a->est_us - b->est_us) > 0.02 * lo) return a->est_us < b->est_us ? -1 : 1;
-    /* sm_100a near-ties: a ring that covers the (assumed) round trip before a smaller one */
+/* The stable key: the variant's fields in a fixed order. */
+static int variant_cmp(const nvfp4jit_variant *a, const nvfp4jit_variant *b) {
+    const int ka[7] = {(int)a->arch, a->block_m, a->block_n, a->block_k, a->stages, a->swap_ab,
+                       a->strategy};
+    const int kb[7] = {(int)b->arch, b->block_m, b->block_n, b->block_k, b->stages, b->swap_ab,
+                       b->strategy};
+    for (int i = 0; i < 7; i++)
+        if (ka[i] != kb[i]) return ka[i] < kb[i] ? -1 : 1;
+    return 0;
+}
+
+int heur_cand_cmp(const heur_cand *a, const heur_cand *b) {
+    int na = isnan(a->est_us), nb = isnan(b->est_us); /* (never: but then still an order) */
+    if (na != nb) return na - nb;
+    if (!na && a->est_us != b->est_us) return a->est_us < b->est_us ? -1 : 1;
+    return variant_cmp(&a->v, &b->v);
+}
+
+static int cand_qsort_cmp(const void *pa, const void *pb) { return heur_cand_cmp(pa, pb); }
+
+/* Which of two near-tied candidates to prefer: a ring that covers the (assumed) round trip
+ * (sm_100a) before one that does not, then less shared memory, then the smaller tile, then
+ * the total order. */
+static int prefer_cmp(const heur_cand *a, const heur_cand *b) {
     int ra = a->ring_us > a->kstep_us, rb = b->ring_us > b->kstep_us;
     if (ra != rb) return ra - rb;
     size_t sa = smem_of(&a->v), sb = smem_of(&b->v);
     if (sa != sb) return sa < sb ? -1 : 1;
     long ta = (long)a->v.block_m * a->v.block_n, tb = (long)b->v.block_m * b->v.block_n;
     if (ta != tb) return ta < tb ? -1 : 1;
-    if (a->est_us != b->est_us) return a->est_us < b->est_us ? -1 : 1;
-    if (a->v.block_k != b->v.block_k) return a->v.block_k - b->v.block_k;
-    if (a->v.stages != b->v.stages) return a->v.stages - b->v.stages;
-    if (a->v.block_m != b->v.block_m) return a->v.block_m - b->v.block_m;
-    if (a->v.swap_ab != b->v.swap_ab) return a->v.swap_ab - b->v.swap_ab;
-    return a->v.strategy - b->v.strategy;
+    return heur_cand_cmp(a, b);
+}
+
+#define HEUR_TIE 0.02 /* estimates within 2 % are noise */
+
+/* c[0..n) sorted by heur_cand_cmp. Position i gets, of the candidates left whose estimate is
+ * within HEUR_TIE of the fastest left (c[i]), the one prefer_cmp puts first; the others keep
+ * their order. A pure function of the sorted list, so as deterministic as the order. */
+static void prefer_simpler(heur_cand *c, size_t n) {
+    for (size_t i = 0; i + 1 < n; i++) {
+        double lim = c[i].est_us + HEUR_TIE * c[i].est_us;
+        size_t best = i;
+        for (size_t j = i + 1; j < n && c[j].est_us <= lim; j++)
+            if (prefer_cmp(&c[j], &c[best]) < 0) best = j;
+        if (best != i) {
+            heur_cand t = c[best];
+            memmove(&c[i + 1], &c[i], (best - i) * sizeof *c);
+            c[i] = t;
+        }
+    }
 }
 
 nvfp4jit_status heur_rank(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_group *g,
@@ -211,7 +249,7 @@ nvfp4jit_status heur_rank(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_
     memset(&a, 0, sizeof a);
     a.f = f;
     a.r = f->rates;
-    a.sms = sms > 0 ? sms : (ctx && ctx->device_sms > 0 ? ctx->device_sms : f->default_sms);
+    a.sms = sms > 0 ? sms : fam_model_sms(f);
     a.g = g;
     a.n = n;
     f->enumerate(rank_emit, &a);
@@ -219,7 +257,8 @@ nvfp4jit_status heur_rank(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_
         free(a.all);
         return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (heuristic)");
     }
-    qsort(a.all, a.count, sizeof *a.all, cand_cmp);
+    qsort(a.all, a.count, sizeof *a.all, cand_qsort_cmp);
+    prefer_simpler(a.all, a.count);
     for (size_t i = 0; i < a.count && i < cap; i++) out[i] = a.all[i];
     if (count) *count = a.count;
     free(a.all);
@@ -228,10 +267,10 @@ nvfp4jit_status heur_rank(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_
 }
 
 nvfp4jit_status heur_choose(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_group *g,
-                            size_t n, nvfp4jit_variant *v, nvfp4jit_choice *choice) {
+                            size_t n, int sms, nvfp4jit_variant *v, nvfp4jit_choice *choice) {
     heur_cand best;
     size_t count = 0;
-    NJ_FORWARD_IF_ERROR(heur_rank(ctx, arch, g, n, 0, &best, 1, &count));
+    NJ_FORWARD_IF_ERROR(heur_rank(ctx, arch, g, n, sms, &best, 1, &count));
     *v = best.v;
     *choice = NVFP4JIT_CHOICE_HEURISTIC;
     return NVFP4JIT_OK;

@@ -123,7 +123,8 @@ static int moe_usable(nvfp4jit_variant *v, int experts) {
     return fam_sm90a.check(v, why, sizeof why) && sm90_moe_fits(v, experts);
 }
 
-static nvfp4jit_status moe_choose(nvfp4jit_weights *w, int64_t max_rows, nvfp4jit_variant *v) {
+static nvfp4jit_status moe_choose(nvfp4jit_weights *w, int64_t max_rows, int sms,
+                                  nvfp4jit_variant *v) {
     nvfp4jit_ctx *ctx = w->ctx;
     size_t E = (size_t)w->experts;
     /* the shape the heuristic sees: max_rows tokens spread evenly over the experts */
@@ -142,7 +143,7 @@ static nvfp4jit_status moe_choose(nvfp4jit_weights *w, int64_t max_rows, nvfp4ji
         g[e].k = w->k;
     }
     size_t count = 0;
-    nvfp4jit_status s = heur_rank(ctx, NVFP4JIT_ARCH_SM90A, g, E, 0, c, cap, &count);
+    nvfp4jit_status s = heur_rank(ctx, NVFP4JIT_ARCH_SM90A, g, E, sms, c, cap, &count);
     int found = 0;
     for (size_t i = 0; s == NVFP4JIT_OK && i < count && i < cap && !found; i++) {
         *v = c[i].v;
@@ -254,6 +255,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64
                  (long long)max_rows, (long long)w->n, (long long)w->k, w->experts);
     nvfp4jit_variant v;
     nvfp4jit_choice choice = NVFP4JIT_CHOICE_HEURISTIC;
+    int sms = fam_model_sms(&fam_sm90a); /* the heuristic's input, looked up once */
     if (force) {
         v = *force;
         NJ_FORWARD_IF_ERROR(nvfp4jit_variant_check(ctx, &v));
@@ -263,7 +265,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64
                      w->experts);
         choice = NVFP4JIT_CHOICE_FORCED;
     } else {
-        NJ_FORWARD_IF_ERROR(moe_choose(w, max_rows, &v));
+        NJ_FORWARD_IF_ERROR(moe_choose(w, max_rows, sms, &v));
     }
     nvfp4jit_kernel *k = NULL;
     NJ_FORWARD_IF_ERROR(nvfp4jit_compile(ctx, &v, &k));
@@ -279,6 +281,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64
     p->kernel = k;
     p->info.variant = v;
     p->info.choice = choice;
+    p->info.sms = sms;
     p->max_rows = max_rows;
     p->sf_rows = nvfp4jit_moe_scale_rows(max_rows, w->experts);
     p->dyn_smem = sm90_moe_dyn_smem(&v, w->experts);

@@ -738,7 +738,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_tune(nvfp4jit_ctx *ctx, nvfp4jit_arch arch
                  "cannot tune %s on a device of compute capability %d.%d", f->arch_name,
                  cc / 10, cc % 10);
 
-    /* rank (the device's SM count: drv_get set it) and keep the top K */
+    /* rank (the device's SM count, as nvfp4jit_plan_create models it) and keep the top K */
     size_t total = 0;
     NJ_FORWARD_IF_ERROR(heur_rank(ctx, arch, groups, n, 0, NULL, 0, &total));
     size_t k = total < (size_t)cands ? total : (size_t)cands;

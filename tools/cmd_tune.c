@@ -174,7 +174,7 @@ int cmd_warm(int argc, char **argv) {
                 }
                 nvfp4jit_variant v;
                 nvfp4jit_choice ch;
-                nvfp4jit_status s = heur_choose(ctx, archs[ai], g, sets[si].count, &v, &ch);
+                nvfp4jit_status s = heur_choose(ctx, archs[ai], g, sets[si].count, 0, &v, &ch);
                 free(g);
                 if (s != NVFP4JIT_OK) {
                     char what[256];
