@@ -306,7 +306,10 @@ static size_t rank_text(det_set *sets, size_t nsets, char *out, size_t cap) {
         for (size_t s = 0; s < nsets; s++) {
             heur_cand c[16];
             size_t total = 0;
-            if (heur_rank(NULL, arches[a], sets[s].g, sets[s].n, 0, c, 16, &total) != NVFP4JIT_OK)
+            /* an explicit count: a real driver initialised here must not be used in a
+             * forked child (fakecuda.choice_sms forks over the device lookup itself) */
+            if (heur_rank(NULL, arches[a], sets[s].g, sets[s].n, 132, c, 16, &total) !=
+                NVFP4JIT_OK)
                 return 0;
             for (size_t i = 0; i < total && i < 16 && len + 64 < cap; i++) {
                 len += (size_t)nvfp4jit_variant_format(&c[i].v, out + len, cap - len);
