@@ -320,9 +320,11 @@ typedef enum nvfp4jit_choice {
  *  is `force` when it is not NULL; else the tuning database's entry for this device and
  *  problem-set signature when there is one (NVFP4JIT_CHOICE_TUNED, see nvfp4jit_tune());
  *  else the heuristic. Shapes are taken from groups (pointers may be 0 here; they are given
- *  to nvfp4jit_plan_run). The only device access is the tuning-database lookup, which asks
- *  the driver for the device's name, SM count and driver version (no CUDA context is created;
- *  without a driver or device the lookup is skipped silently). The lookup is also skipped
+ *  to nvfp4jit_plan_run). The only device access is reading the device's attributes: its
+ *  compute capability and SM count for the heuristic (see nvfp4jit_plan_sms), and its name
+ *  and driver version for the tuning-database lookup (no CUDA context is created; without a
+ *  driver or device the heuristic models the arch's usual SM count and the lookup is skipped
+ *  silently). The lookup is also skipped
  *  when the context has no disk cache or NVFP4JIT_NO_TUNE is set to a non-empty value other
  *  than "0"; an entry whose variant is invalid is ignored with a warning.
  *  @return NVFP4JIT_OK; NVFP4JIT_ERR_INVALID_PROBLEM; NVFP4JIT_ERR_INVALID_VARIANT;
@@ -342,6 +344,14 @@ NVFP4JIT_API const nvfp4jit_variant *nvfp4jit_plan_variant(const nvfp4jit_plan *
                                                            nvfp4jit_choice *choice);
 /** @return the plan's compiled kernel (owned by the ctx). */
 NVFP4JIT_API nvfp4jit_kernel *nvfp4jit_plan_kernel(const nvfp4jit_plan *plan);
+/** @return the SM count the plan's variant was chosen for (0 for NULL). The heuristic's
+ *  inputs are the problem set's shapes, the arch and this count, nothing else: it is looked
+ *  up once, at nvfp4jit_plan_create, from the device (the caller's current CUDA context's
+ *  device, else device 0; no context is created) when that device runs the arch, else it is
+ *  the arch's usual count (sm_90a 132, sm_100a 148). So the same nvfp4jit_plan_create on
+ *  the same machine chooses the same variant in every process, before and after any run.
+ *  Recorded for forced and tuned plans too (it is then not what chose the variant). */
+NVFP4JIT_API int nvfp4jit_plan_sms(const nvfp4jit_plan *plan);
 
 /** Launch the grouped GEMM on `stream` (a CUstream; 0 = the legacy default stream) in the
  *  caller's current CUDA context (if no context is current, the primary context of device 0
@@ -457,6 +467,11 @@ NVFP4JIT_API const char *nvfp4jit_tune_db_path(nvfp4jit_ctx *ctx);
 /** Compute capability of the current (or first) device as major*10+minor, e.g. 90.
  *  @return NVFP4JIT_OK, NVFP4JIT_ERR_NO_DRIVER or NVFP4JIT_ERR_NO_DEVICE. */
 NVFP4JIT_API nvfp4jit_status nvfp4jit_device_arch(nvfp4jit_ctx *ctx, int *cc);
+/** The arch whose code runs on compute capability cc (major*10+minor): sm_90a on 90, sm_100a
+ *  on 100 ("a" targets are not forward compatible: nothing else runs them). No device access.
+ *  @return NVFP4JIT_OK; NVFP4JIT_ERR_INVALID_ARG (arch is NULL);
+ *  NVFP4JIT_ERR_UNSUPPORTED_ARCH (no arch runs on cc; *arch unchanged). */
+NVFP4JIT_API nvfp4jit_status nvfp4jit_arch_for_cc(int cc, nvfp4jit_arch *arch);
 
 /* ---- GPU reference ------------------------------------------------------------------------ */
 /* ---- MoE layers: weights registered once, expert offsets on the device -------------- */
@@ -520,6 +535,7 @@ typedef struct nvfp4jit_moe_info {
     double setup_ms;      /* plan creation: choice, compile or cache hit, maps, uploads */
     unsigned grid;      /* CTAs of the GEMM: persistent, SMs x the CTAs that fit on one */
     unsigned prep_grid; /* CTAs of a separate token prep kernel: 0, the MoE kernel does it */
+    int sms;            /* the SM count the choice was made for (see nvfp4jit_plan_sms) */
 } nvfp4jit_moe_info;
 /** @return NVFP4JIT_OK, or NVFP4JIT_ERR_INVALID_ARG for NULL arguments. */
 NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_info(const nvfp4jit_moe_plan *p,

@@ -54,6 +54,7 @@ struct nvfp4jit_plan {
     nvfp4jit_kernel *kernel;
     nvfp4jit_variant v;
     nvfp4jit_choice choice;
+    int sms; /* the SM count the choice was made for */
     const family *fam;
     size_t num_groups;
     nvfp4jit_group *shapes; /* N, K fixed at creation */
@@ -85,6 +86,8 @@ nvfp4jit_status nj_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_arch arch,
     NJ_FORWARD_IF_ERROR(nj_check_groups(ctx, groups, num_groups, 0));
     nvfp4jit_variant v;
     nvfp4jit_choice choice;
+    /* the heuristic's SM count: looked up here, once, and kept (nvfp4jit_plan_sms) */
+    int sms = fam_model_sms(f);
     if (force) {
         NJ_RETURN_IF(ctx, force->arch != arch, NVFP4JIT_ERR_INVALID_VARIANT,
                      "forced variant is for arch %d, plan is for %d", (int)force->arch,
@@ -94,7 +97,7 @@ nvfp4jit_status nj_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_arch arch,
     } else if (tune_lookup(ctx, arch, groups, num_groups, &v)) {
         choice = NVFP4JIT_CHOICE_TUNED;
     } else {
-        NJ_FORWARD_IF_ERROR(heur_choose(ctx, arch, groups, num_groups, &v, &choice));
+        NJ_FORWARD_IF_ERROR(heur_choose(ctx, arch, groups, num_groups, sms, &v, &choice));
     }
     char why[256] = "";
     if (f->fits && !f->fits(&v, groups, num_groups, why, sizeof why)) {
@@ -117,6 +120,7 @@ nvfp4jit_status nj_plan_create(nvfp4jit_ctx *ctx, nvfp4jit_arch arch,
     p->kernel = k;
     p->v = v;
     p->choice = choice;
+    p->sms = sms;
     p->fam = f;
     p->num_groups = num_groups;
     *out = p;
@@ -175,6 +179,8 @@ NVFP4JIT_API nvfp4jit_kernel *nvfp4jit_plan_kernel(const nvfp4jit_plan *p) {
     return p ? p->kernel : NULL;
 }
 
+NVFP4JIT_API int nvfp4jit_plan_sms(const nvfp4jit_plan *p) { return p ? p->sms : 0; }
+
 NVFP4JIT_API nvfp4jit_status nvfp4jit_device_arch(nvfp4jit_ctx *ctx, int *cc) {
     nj_clear(ctx);
     NJ_RETURN_IF(ctx, !cc, NVFP4JIT_ERR_INVALID_ARG, "cc is NULL");
@@ -191,11 +197,6 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_device_arch(nvfp4jit_ctx *ctx, int *cc) {
     return NVFP4JIT_OK;
 }
 
-/* Does the device run this arch's cubins? sm_90a code runs only on cc 9.0, sm_100a only on
- * cc 10.0 ("a" targets are not forward compatible). */
-static int arch_runs_on(nvfp4jit_arch a, int cc) {
-    return (a == NVFP4JIT_ARCH_SM90A && cc == 90) || (a == NVFP4JIT_ARCH_SM100A && cc == 100);
-}
 
 /* The one launch of a run, reading slot sl's device blob. */
 static nvfp4jit_status launch(nvfp4jit_plan *p, const drv_api *api, blob_slot *sl, CUstream st) {
@@ -447,7 +448,7 @@ nvfp4jit_status nj_plan_run(nvfp4jit_plan *p, const nvfp4jit_group *groups, size
     nvfp4jit_status s;
     api = drv_get(ctx, &s);
     if (!api) return s;
-    if (!arch_runs_on(p->v.arch, ctx->device_cc)) {
+    if (p->fam->cc != ctx->device_cc) { /* "a" cubins run on exactly one cc (family.h) */
         return nj_fail(ctx, NVFP4JIT_ERR_ARCH_MISMATCH,
                        "plan is for %s but the device is compute capability %d.%d",
                        p->fam->arch_name, ctx->device_cc / 10, ctx->device_cc % 10);

@@ -155,3 +155,29 @@ const drv_api *drv_get(nvfp4jit_ctx *ctx, nvfp4jit_status *status) {
     *status = NVFP4JIT_OK;
     return api;
 }
+
+int drv_device_query(int *cc, int *sms) {
+    *cc = *sms = 0;
+    const drv_api *api = drv_load();
+    if (!api) return -1;
+    CUcontext cur = NULL;
+    CUdevice dev;
+    if (api->cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur) {
+        if (api->cuCtxGetDevice(&dev) != CUDA_SUCCESS) return -1;
+    } else {
+        int count = 0;
+        if (api->cuDeviceGetCount(&count) != CUDA_SUCCESS || count < 1) return -1;
+        if (api->cuDeviceGet(&dev, 0) != CUDA_SUCCESS) return -1;
+    }
+    int ma = 0, mi = 0, n = 0;
+    if (api->cuDeviceGetAttribute(&ma, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) !=
+            CUDA_SUCCESS ||
+        api->cuDeviceGetAttribute(&mi, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) !=
+            CUDA_SUCCESS ||
+        api->cuDeviceGetAttribute(&n, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) !=
+            CUDA_SUCCESS)
+        return -1;
+    *cc = ma * 10 + mi;
+    *sms = n;
+    return 0;
+}

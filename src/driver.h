@@ -71,6 +71,11 @@ typedef struct drv_api {
  * NULL with NVFP4JIT_ERR_NO_DRIVER / NVFP4JIT_ERR_NO_DEVICE recorded on ctx. */
 const drv_api *drv_get(nvfp4jit_ctx *ctx, nvfp4jit_status *status);
 
+/* The device a launch would use (the current context's, else device 0), without creating or
+ * changing any context and without touching a nvfp4jit_ctx: its compute capability
+ * (major*10+minor) and SM count. @return 0, or -1 without a driver or device. */
+int drv_device_query(int *cc, int *sms);
+
 /* Only load the driver library (no context). @return NULL if libcuda.so.1 is not there. */
 const drv_api *drv_load(void);
 

@@ -148,7 +148,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_ext_choose(nvfp4jit_ctx *ctx, nvfp4jit_arc
                                                  nvfp4jit_variant *v, nvfp4jit_choice *choice) {
     nj_clear(ctx);
     NJ_RETURN_IF(ctx, !v, NVFP4JIT_ERR_INVALID_ARG, "nvfp4jit_ext_choose: v is NULL");
-    return heur_choose(ctx, arch, g, n, v, choice);
+    return heur_choose(ctx, arch, g, n, 0, v, choice); /* 0: the family's model SM count */
 }
 
 NVFP4JIT_API double nvfp4jit_ext_sm100_ring_latency_us(void) { return SM100_RING_LATENCY_US; }

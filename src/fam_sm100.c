@@ -2,12 +2,14 @@
  * COMPILED AND INSPECTED ONLY: no Blackwell GPU was available; the dispatch below has never
  * launched. plan_run refuses it on anything but a compute-capability 10.0 device.
  *
- * Blob layout (must match the template):
+ * Blob layout (the structs below; the template static_asserts its own against the BLOB_*
+ * parameters sm100_params passes):
  *   64-byte header {int num_tiles, num_groups, 0, 0; u64 maps_off, tiles_off, groups_off, 0..}
  *   groups: num_groups x 32 bytes {u64 c, sfa, sfb; int m, n}
  *   maps (64-byte aligned): 2 CUtensorMaps per group (A then B), 128 bytes each; a group with
  *        M = 0 gets none encoded (cuTensorMapEncodeTiled rejects zero dimensions)
  *   tiles: num_tiles x 16 bytes {int group, off_m, off_n, K} */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,15 +17,42 @@
 
 #define SM100_SMEM_MAX 232448 /* 227 KB opt-in per block */
 
-static size_t stage_bytes(const nvfp4jit_variant *v) {
-    return (size_t)(v->block_m + v->block_n) * v->block_k / 2 + 2 * (size_t)(128 * v->block_k / 16);
+/* ---- the device blob (host side; the template's structs are checked against these) ---- */
+typedef struct sm100_hdr {
+    int32_t num_tiles, num_groups, k_unused, pad;
+    uint64_t maps_off, tiles_off, groups_off, pad2[3];
+} sm100_hdr;
+typedef struct sm100_group {
+    uint64_t c, sfa, sfb;
+    int32_t m, n;
+} sm100_group;
+typedef struct sm100_tile { int32_t group, off_m, off_n, k; } sm100_tile;
+#define SM100_MAPS 2 /* CUtensorMaps per group: A, B */
+_Static_assert(sizeof(sm100_hdr) == 64 && sizeof(sm100_group) == 32 && sizeof(sm100_tile) == 16,
+               "sm_100a blob layout");
+_Static_assert(sizeof(CUtensorMap) == 128, "a tensor map is 128 bytes");
+
+/* ---- the shared-memory layout: STAGES stages of {A, B, SFA, SFB} from the 1024-byte aligned
+ * base (the template gets the sizes as SMEM_* parameters) ---- */
+typedef struct sm100_smem { size_t a, b, sf, stage, end; } sm100_smem;
+
+static void sm100_layout(const nvfp4jit_variant *v, sm100_smem *l) {
+    l->a = (size_t)v->block_m * v->block_k / 2; /* 4-bit elements */
+    l->b = (size_t)v->block_n * v->block_k / 2;
+    l->sf = (size_t)128 * v->block_k / 16; /* BLOCK_K/64 blocks of 512 bytes (128 rows) */
+    l->stage = l->a + l->b + 2 * l->sf;
+    l->end = (size_t)v->stages * l->stage;
 }
+
 static size_t sm100_dyn_smem(const nvfp4jit_variant *v) {
-    return (size_t)v->stages * stage_bytes(v) + 1024; /* + alignment slack */
+    sm100_smem l;
+    sm100_layout(v, &l);
+    return l.end + 1024; /* + alignment slack */
 }
 static int sm100_threads(const nvfp4jit_variant *v) { return v->block_m + 64; }
 
-/* must match the template's TMEM_COLS (the lint area reads the tcgen05.alloc immediate) */
+/* the template gets it as TMEM_COLS (and checks it; the lint area reads the tcgen05.alloc
+ * immediate) */
 static int tmem_cols(const nvfp4jit_variant *v) {
     int need = v->block_n + 8 * (v->block_k / 64); /* accumulator + SFA + SFB columns */
     int c = 32;
@@ -74,11 +103,28 @@ static int sm100_check(const nvfp4jit_variant *v, char *why, size_t n) {
     return 1;
 }
 
+#define PARAM(name, value)                                                                   \
+    do {                                                                                     \
+        if (n < cap) p[n++] = (tmpl_param){name, 0, (long long)(value), NULL};              \
+    } while (0)
+
+/* The layouts the template reads (templates/sm100a_grouped.cu). */
 static int sm100_params(const nvfp4jit_variant *v, tmpl_param *p, int cap) {
-    (void)v;
-    (void)p;
-    (void)cap;
-    return 0;
+    int n = 0;
+    sm100_smem l;
+    sm100_layout(v, &l);
+    PARAM("BLOB_HDR_BYTES", sizeof(sm100_hdr));
+    PARAM("BLOB_HDR_MAPS_OFF", offsetof(sm100_hdr, maps_off));
+    PARAM("BLOB_GROUP_BYTES", sizeof(sm100_group));
+    PARAM("BLOB_GROUP_M", offsetof(sm100_group, m));
+    PARAM("BLOB_MAP_BYTES", sizeof(CUtensorMap));
+    PARAM("BLOB_GROUP_MAPS", SM100_MAPS);
+    PARAM("BLOB_TILE_BYTES", sizeof(sm100_tile));
+    PARAM("SMEM_A_BYTES", l.a);
+    PARAM("SMEM_B_BYTES", l.b);
+    PARAM("SMEM_SF_BYTES", l.sf);
+    PARAM("TMEM_COLS", tmem_cols(v));
+    return n;
 }
 
 static void sm100_enumerate(void (*emit)(const nvfp4jit_variant *, void *), void *u) {
@@ -101,10 +147,15 @@ static size_t count_tiles(const nvfp4jit_variant *v, const nvfp4jit_group *g, si
     return t;
 }
 
-static size_t maps_off(size_t n) { return (64 + 32 * n + 63) / 64 * 64; }
+#define SM100_GROUP_MAPS_BYTES (SM100_MAPS * sizeof(CUtensorMap))
+
+/* the tensor maps: after the groups, 64-byte aligned */
+static size_t maps_off(size_t n) {
+    return (sizeof(sm100_hdr) + sizeof(sm100_group) * n + 63) / 64 * 64;
+}
 
 static size_t sm100_blob_size(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n) {
-    return maps_off(n) + 256 * n + 16 * count_tiles(v, g, n);
+    return maps_off(n) + SM100_GROUP_MAPS_BYTES * n + sizeof(sm100_tile) * count_tiles(v, g, n);
 }
 
 static nvfp4jit_status encode_map(nvfp4jit_ctx *ctx, const drv_api *api, void *map, uint64_t ptr,
@@ -138,33 +189,27 @@ static nvfp4jit_status sm100_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
     size_t tiles = count_tiles(v, g, n);
     NJ_RETURN_IF(ctx, tiles > 0x7fffffff, NVFP4JIT_ERR_INVALID_PROBLEM,
                  "problem set needs %zu tiles (more than a grid holds)", tiles);
-    size_t mo = maps_off(n), to = mo + 256 * n;
+    size_t mo = maps_off(n), to = mo + SM100_GROUP_MAPS_BYTES * n;
     memset(host, 0, to);
-    int32_t h32[4] = {(int32_t)tiles, (int32_t)n, 0, 0};
-    uint64_t h64[3] = {mo, to, 64};
-    memcpy(host, h32, sizeof h32);
-    memcpy(host + 16, h64, sizeof h64);
-    int32_t *t = (int32_t *)(host + to);
+    sm100_hdr hdr = {(int32_t)tiles, (int32_t)n, 0, 0, mo, to, sizeof hdr, {0}};
+    memcpy(host, &hdr, sizeof hdr);
+    unsigned char *t = host + to;
     for (size_t i = 0; i < n; i++) {
-        unsigned char *d = host + 64 + 32 * i;
-        uint64_t p[3] = {g[i].c, g[i].sfa, g[i].sfb};
-        int32_t s[2] = {(int32_t)g[i].m, (int32_t)g[i].n};
-        memcpy(d, p, sizeof p);
-        memcpy(d + 24, s, sizeof s);
+        sm100_group d = {g[i].c, g[i].sfa, g[i].sfb, (int32_t)g[i].m, (int32_t)g[i].n};
+        memcpy(host + sizeof hdr + sizeof d * i, &d, sizeof d);
         if (g[i].m == 0) continue;
-        NJ_FORWARD_IF_ERROR(encode_map(ctx, api, host + mo + 256 * i, g[i].a, g[i].m, g[i].k,
-                                       v->block_m, v->block_k, i, "A"));
-        NJ_FORWARD_IF_ERROR(encode_map(ctx, api, host + mo + 256 * i + 128, g[i].b, g[i].n,
+        unsigned char *maps = host + mo + SM100_GROUP_MAPS_BYTES * i;
+        NJ_FORWARD_IF_ERROR(encode_map(ctx, api, maps, g[i].a, g[i].m, g[i].k, v->block_m,
+                                       v->block_k, i, "A"));
+        NJ_FORWARD_IF_ERROR(encode_map(ctx, api, maps + sizeof(CUtensorMap), g[i].b, g[i].n,
                                        g[i].k, v->block_n, v->block_k, i, "B"));
         int tm = (int)((g[i].m + v->block_m - 1) / v->block_m);
         int tn = (int)((g[i].n + v->block_n - 1) / v->block_n);
         for (int b = 0; b < tn; b++) /* weight (B) tile outer: CTAs side by side share it */
             for (int a = 0; a < tm; a++) {
-                t[0] = (int32_t)i;
-                t[1] = a * v->block_m;
-                t[2] = b * v->block_n;
-                t[3] = (int32_t)g[i].k;
-                t += 4;
+                sm100_tile bt = {(int32_t)i, a * v->block_m, b * v->block_n, (int32_t)g[i].k};
+                memcpy(t, &bt, sizeof bt);
+                t += sizeof bt;
             }
     }
     launch->num_ctas = (unsigned)tiles;
@@ -173,8 +218,50 @@ static nvfp4jit_status sm100_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
     return NVFP4JIT_OK;
 }
 
+/* ---- the cost model's terms (heuristic.c says how they combine) ----
+ * B200 datasheet-level numbers (no B200 was lent): fp4 tensor cores (no decode), 7 TB/s.
+ * regs_per_thread: ptxas reports 70 for 128x64x256:s6 (review 2026-12-03).
+ * NOTE: ring_latency_us (SM100_RING_LATENCY_US) is an assumption, not a measurement: about
+ * 0.5-0.7 us of unloaded HBM latency on Hopper-class parts (published pointer-chase
+ * microbenchmarks) plus queueing at full bandwidth. With 1 us, 128x128x256 (0.32 us per
+ * k-step) needs about 4-5 stage buffers per SM in flight: s2 (2 CTAs x 2) falls short, s3
+ * (2 CTAs x 3) and s5..s6 (1 CTA) cover it. Replace it with a B200 measurement when one
+ * exists. */
+static const fam_rates sm100_rates = {
+    .clock_ghz = 1.9,
+    .mma_flops_per_clk = 16384.0,
+    .decode_per_clk = 0.0,
+    .dram_bytes_per_us = 7.0e6,
+    .tile_overhead_us = 1.0,
+    .iter_overhead_clk = 100.0,
+    .act16_decode_per_clk = 0,
+    .l2_bytes_per_clk = 0,
+    .act16p_tile_us = 0,
+    .regs_per_thread = 72,
+    .ring_latency_us = SM100_RING_LATENCY_US,
+};
+
 const family fam_sm100a = {
-    NVFP4JIT_ARCH_SM100A, "sm_100a", "sm100a_grouped.cu", sm100_check, sm100_threads,
-    sm100_dyn_smem, sm100_params, sm100_enumerate, sm100_blob_size, NULL, sm100_blob_fill,
-    tmem_cols, NULL,
+    .arch = NVFP4JIT_ARCH_SM100A,
+    .arch_name = "sm_100a",
+    .short_name = "sm100a",
+    .template_name = "sm100a_grouped.cu",
+    .cc = 100,
+    .default_sms = 148, /* B200 */
+    .smem_block_max = SM100_SMEM_MAX,
+    .smem_sm = 233472, /* 228 KB per SM */
+    .regs_sm = 65536,
+    .threads_sm = 2048,
+    .rates = &sm100_rates,
+    .heur_max_workspace = 0,
+    .check = sm100_check,
+    .threads = sm100_threads,
+    .dyn_smem = sm100_dyn_smem,
+    .params = sm100_params,
+    .enumerate = sm100_enumerate,
+    .blob_size = sm100_blob_size,
+    .workspace_size = NULL,
+    .blob_fill = sm100_blob_fill,
+    .tmem_cols = tmem_cols,
+    .fits = NULL,
 };

@@ -1,7 +1,9 @@
-/* fam_sm90.c - the sm_90a family (templates/sm90a_grouped.cu): validity rules, template
- * parameters, and the device blob its kernel reads.
+/* fam_sm90.c - the sm_90a family (templates/sm90a_grouped.cu): what runs it, its limits and
+ * cost-model terms, validity rules, template parameters, the shared-memory layout and the
+ * device blob its kernel reads.
  *
- * Blob layout v1 (must match the template):
+ * Blob layout v1 (the structs below; the template static_asserts its own against the
+ * BLOB_* parameters sm90_params passes):
  *   16 bytes header {int num_tiles, num_groups, 0, 0}
  *   num_groups x 64 bytes {u64 a, b, sfa, sfb, c; int m, n, k, pad[3]}
  *   num_tiles x 16 bytes {int group, tx, ty, 0}
@@ -19,13 +21,53 @@
  *   tiles: num_tiles x 16 bytes {int group, weight tile, token tile, 0}, weight tile outer
  * The workspace holds every group's tokens as fp16, M x K each (k permuted inside each 64-k
  * block, see the template); prep item i of group g (16 values) is prep0(g) + row*K/16 + j. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "family.h"
 
 #define SM90_SMEM_MAX 232448 /* 227 KB: the opt-in per-block maximum on sm_90 */
+/* (these are the table's fields below: read them from fam_sm90a elsewhere) */
+#define SM90_SMEM_SM 233472  /* 228 KB of shared memory per SM */
 #define SM90_REGS_MAX 65536  /* registers per SM */
+
+/* ---- the device blob (host side; the template's structs are checked against these) ---- */
+typedef struct dual_hdr { int32_t num_tiles, num_groups, pad0, pad1; } dual_hdr;
+typedef struct dual_group {
+    uint64_t a, b, sfa, sfb, c;
+    int32_t m, n, k, pad[3];
+} dual_group;
+typedef struct blob_tile { int32_t group, tx, ty, pad; } blob_tile;
+_Static_assert(sizeof(dual_hdr) == 16 && sizeof(dual_group) == 64 && sizeof(blob_tile) == 16,
+               "blob layout v1");
+typedef struct act16_hdr {
+    int32_t num_tiles, num_groups, prep_items, pad0;
+    uint64_t maps_off, tiles_off, groups_off, pad1[3];
+} act16_hdr;
+typedef struct act16_group {
+    uint64_t a, b, sfa, sfb, c, ws;
+    int32_t m, n, k, prep0;
+} act16_group;
+#define ACT16_MAPS 3 /* CUtensorMaps per group: fp16 tokens, packed weights, weight scales */
+_Static_assert(sizeof(act16_hdr) == 64 && sizeof(act16_group) == 64, "act16 blob layout");
+/* NOTE: cuTensorMapEncodeTiled writes 128 bytes and wants them 64-byte aligned */
+_Static_assert(sizeof(CUtensorMap) == 128, "a tensor map is 128 bytes");
+
+/* ---- the shared-memory layouts (the template gets them as SMEM_* parameters) ---- */
+typedef struct dual_smem {
+    size_t f_x, f_y;          /* fp16 tiles of X and Y: 2 buffers of f_x + f_y at 0 */
+    size_t raw_x, raw_y, raw_sf; /* one stage of packed X, Y rows and their scale blocks */
+    size_t raw_off;           /* the cp.async ring of STAGES stages */
+    size_t end;
+} dual_smem;
+typedef struct act16_smem {
+    size_t tok, w, sf;        /* one stage: fp16 tokens, packed weights, weight scales */
+    size_t w_off, sf_off;     /* rings (tokens at 0) */
+    size_t bar_off;           /* 2 x STAGES mbarriers */
+    size_t moe_off;           /* the MoE entry's tile table (4 (E + 1) bytes) */
+    size_t end;               /* the grouped kernel's end (= moe_off) */
+} act16_smem;
 
 static int sf_blocks(int rows) {
     if (rows % 128 == 0 || 128 % rows == 0) return (rows + 127) / 128;
@@ -58,16 +100,40 @@ static int act16_consumer_regs(const nvfp4jit_variant *v) {
     return r > 255 ? 255 : r;
 }
 
-static size_t sm90_dyn_smem(const nvfp4jit_variant *v) {
-    if (is_act16(v))
-        return (size_t)v->stages * ((size_t)v->block_n * 128 + (size_t)v->block_m * 32 +
-                                    (size_t)act16_sf_blocks(v) * 512 + 16) +
-               1024; /* + the mbarriers, + slack for 1024-byte alignment */
+/* Offsets from the kernel's 1024-byte aligned base (the launch asks for 1024 bytes more:
+ * the dynamic base is only 16-byte aligned, see DESIGN.md "Static shared memory"). */
+static void dual_layout(const nvfp4jit_variant *v, dual_smem *l) {
     size_t ksub = (size_t)v->block_k / 64;
-    size_t raw = (size_t)(v->block_m + v->block_n) * v->block_k / 2 +
-                 (size_t)(sf_blocks(v->block_m) + sf_blocks(v->block_n)) * ksub * 512;
-    size_t f = (size_t)(v->block_m + v->block_n) * v->block_k * 2;
-    return 2 * f + (size_t)v->stages * raw + 1024; /* + slack for 1024-byte alignment */
+    l->f_x = (size_t)v->block_m * v->block_k * 2;
+    l->f_y = (size_t)v->block_n * v->block_k * 2;
+    l->raw_x = (size_t)v->block_m * v->block_k / 2;
+    l->raw_y = (size_t)v->block_n * v->block_k / 2;
+    l->raw_sf = (size_t)(sf_blocks(v->block_m) + sf_blocks(v->block_n)) * ksub * 512;
+    l->raw_off = 2 * (l->f_x + l->f_y);
+    l->end = l->raw_off + (size_t)v->stages * (l->raw_x + l->raw_y + l->raw_sf);
+}
+
+static void act16_layout(const nvfp4jit_variant *v, act16_smem *l) {
+    size_t st = (size_t)v->stages;
+    l->tok = (size_t)v->block_n * 128; /* BLOCK_N rows x 64 fp16, 128B-swizzled */
+    l->w = (size_t)v->block_m * 32;    /* BLOCK_M rows x 64 packed e2m1 */
+    l->sf = (size_t)act16_sf_blocks(v) * 512;
+    l->w_off = st * l->tok;
+    l->sf_off = l->w_off + st * l->w;
+    l->bar_off = l->sf_off + st * l->sf;
+    l->moe_off = l->bar_off + 16 * st;
+    l->end = l->moe_off;
+}
+
+static size_t sm90_dyn_smem(const nvfp4jit_variant *v) {
+    if (is_act16(v)) {
+        act16_smem l;
+        act16_layout(v, &l);
+        return l.end + 1024; /* + slack for 1024-byte alignment */
+    }
+    dual_smem l;
+    dual_layout(v, &l);
+    return l.end + 1024; /* + slack for 1024-byte alignment */
 }
 
 static int sm90_threads(const nvfp4jit_variant *v) {
@@ -165,11 +231,48 @@ static int sm90_check(const nvfp4jit_variant *v, char *why, size_t n) {
     return 1;
 }
 
+#define PARAM(name, value)                                                                   \
+    do {                                                                                     \
+        if (n < cap) p[n++] = (tmpl_param){name, 0, (long long)(value), NULL};              \
+    } while (0)
+
+/* The layouts the template reads (templates/sm90a_grouped.cu, sm90a_act16.cuh). */
 static int sm90_params(const nvfp4jit_variant *v, tmpl_param *p, int cap) {
-    (void)v;
-    (void)p;
-    (void)cap;
-    return 0;
+    int n = 0;
+    if (is_act16(v)) {
+        act16_smem l;
+        act16_layout(v, &l);
+        PARAM("BLOB_HDR_BYTES", sizeof(act16_hdr));
+        PARAM("BLOB_GROUP_BYTES", sizeof(act16_group));
+        PARAM("BLOB_GROUP_M", offsetof(act16_group, m));
+        PARAM("BLOB_GROUP_WS", offsetof(act16_group, ws));
+        PARAM("BLOB_HDR_MAPS_OFF", offsetof(act16_hdr, maps_off));
+        PARAM("BLOB_MAP_BYTES", sizeof(CUtensorMap));
+        PARAM("BLOB_GROUP_MAPS", ACT16_MAPS);
+        PARAM("BLOB_TILE_BYTES", sizeof(blob_tile));
+        PARAM("MOE_ARGS_BYTES", sizeof(nj_moe_args));
+        PARAM("SMEM_TOK_BYTES", l.tok);
+        PARAM("SMEM_W_BYTES", l.w);
+        PARAM("SMEM_SF_BYTES", l.sf);
+        PARAM("SMEM_W_OFF", l.w_off);
+        PARAM("SMEM_SF_OFF", l.sf_off);
+        PARAM("SMEM_BAR_OFF", l.bar_off);
+        PARAM("SMEM_MOE_OFF", l.moe_off);
+        return n;
+    }
+    dual_smem l;
+    dual_layout(v, &l);
+    PARAM("BLOB_HDR_BYTES", sizeof(dual_hdr));
+    PARAM("BLOB_GROUP_BYTES", sizeof(dual_group));
+    PARAM("BLOB_GROUP_M", offsetof(dual_group, m));
+    PARAM("BLOB_TILE_BYTES", sizeof(blob_tile));
+    PARAM("SMEM_F_X", l.f_x);
+    PARAM("SMEM_F_Y", l.f_y);
+    PARAM("SMEM_RAW_X", l.raw_x);
+    PARAM("SMEM_RAW_Y", l.raw_y);
+    PARAM("SMEM_RAW_SF", l.raw_sf);
+    PARAM("SMEM_RAW_OFF", l.raw_off);
+    return n;
 }
 
 static void sm90_enumerate(void (*emit)(const nvfp4jit_variant *, void *), void *u) {
@@ -215,12 +318,18 @@ static size_t count_tiles(const nvfp4jit_variant *v, const nvfp4jit_group *g, si
     return t;
 }
 
-static size_t act16_maps_off(size_t n) { return (64 + 64 * n + 63) / 64 * 64; }
+#define ACT16_GROUP_MAPS_BYTES (ACT16_MAPS * sizeof(CUtensorMap))
+
+/* the tensor maps: after the groups, 64-byte aligned */
+static size_t act16_maps_off(size_t n) {
+    return (sizeof(act16_hdr) + sizeof(act16_group) * n + 63) / 64 * 64;
+}
 
 static size_t sm90_blob_size(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n) {
     if (is_act16(v))
-        return act16_maps_off(n) + 384 * n + 16 * count_tiles(v, g, n);
-    return 16 + 64 * n + 16 * count_tiles(v, g, n);
+        return act16_maps_off(n) + ACT16_GROUP_MAPS_BYTES * n +
+               sizeof(blob_tile) * count_tiles(v, g, n);
+    return sizeof(dual_hdr) + sizeof(dual_group) * n + sizeof(blob_tile) * count_tiles(v, g, n);
 }
 
 static size_t sm90_workspace_size(const nvfp4jit_variant *v, const nvfp4jit_group *g,
@@ -260,18 +369,16 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
     size_t tiles = count_tiles(v, g, n);
     NJ_RETURN_IF(ctx, tiles > 0x7fffffff, NVFP4JIT_ERR_INVALID_PROBLEM,
                  "problem set needs %zu tiles (more than a grid holds)", tiles);
-    size_t mo = act16_maps_off(n), to = mo + 384 * n;
+    size_t mo = act16_maps_off(n), to = mo + ACT16_GROUP_MAPS_BYTES * n;
     memset(host, 0, to);
     int64_t items = 0;
     uint64_t wsp = ws;
     for (size_t i = 0; i < n; i++) {
-        unsigned char *d = host + 64 + 64 * i;
-        uint64_t p[6] = {g[i].a, g[i].b, g[i].sfa, g[i].sfb, g[i].c, wsp};
-        int32_t s[4] = {(int32_t)g[i].m, (int32_t)g[i].n, (int32_t)g[i].k, (int32_t)items};
-        memcpy(d, p, sizeof p);
-        memcpy(d + 48, s, sizeof s);
+        act16_group d = {g[i].a, g[i].b, g[i].sfa, g[i].sfb, g[i].c, wsp,
+                         (int32_t)g[i].m, (int32_t)g[i].n, (int32_t)g[i].k, (int32_t)items};
+        memcpy(host + sizeof(act16_hdr) + sizeof d * i, &d, sizeof d);
         if (g[i].m > 0) {
-            unsigned char *maps = host + mo + 384 * i;
+            unsigned char *maps = host + mo + ACT16_GROUP_MAPS_BYTES * i;
             NJ_FORWARD_IF_ERROR(act16_map(ctx, api, maps, wsp, CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
                                           g[i].k, g[i].m, g[i].k * 2, 64, v->block_n,
                                           CU_TENSOR_MAP_SWIZZLE_128B, i, "fp16 tokens"));
@@ -292,24 +399,24 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
         NJ_RETURN_IF(ctx, items > ACT16_MAX_ITEMS, NVFP4JIT_ERR_INVALID_PROBLEM,
                      "problem set has more than 2^31 token values / 16 (act16 prep grid)");
     }
-    uint64_t hdr_off[3] = {mo, to, 64};
-    int32_t hdr[4] = {(int32_t)tiles, (int32_t)n, (int32_t)items, 0};
-    memcpy(host, hdr, sizeof hdr);
-    memcpy(host + 16, hdr_off, sizeof hdr_off);
-    int32_t *t = (int32_t *)(host + to);
+    act16_hdr hdr = {(int32_t)tiles, (int32_t)n, (int32_t)items, 0, mo, to, sizeof hdr, {0}};
+    memcpy(host, &hdr, sizeof hdr);
+    unsigned char *t = host + to;
     for (size_t i = 0; i < n; i++) {
         if (g[i].m == 0) continue;
         int tx = (int)((g[i].n + v->block_m - 1) / v->block_m);
         int ty = (int)((g[i].m + v->block_n - 1) / v->block_n);
         for (int a = 0; a < tx; a++)
             for (int b = 0; b < ty; b++) {
-                t[0] = (int32_t)i; t[1] = a; t[2] = b; t[3] = 0;
-                t += 4;
+                blob_tile bt = {(int32_t)i, a, b, 0};
+                memcpy(t, &bt, sizeof bt);
+                t += sizeof bt;
             }
     }
     launch->num_ctas = (unsigned)tiles;
     if (v->strategy == NVFP4JIT_STRATEGY_ACT16P) { /* persistent: one CTA per SM */
-        unsigned sms = ctx->device_sms > 0 ? (unsigned)ctx->device_sms : 132;
+        unsigned sms = ctx->device_sms > 0 ? (unsigned)ctx->device_sms
+                                           : (unsigned)fam_sm90a.default_sms;
         if (launch->num_ctas > sms) launch->num_ctas = sms;
     }
     launch->threads = (unsigned)sm90_threads(v);
@@ -341,14 +448,17 @@ static int sm90_fits(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t 
  * (slot 0 unused); after them, at maps_off + 384 E, one fp16 token map over the whole
  * workspace (max_rows rows). The tile table is built by the kernel, in dynamic shared memory
  * after the mbarriers (4 (E + 1) bytes more). */
-size_t sm90_moe_blob_size(int experts) { return act16_maps_off((size_t)experts) + 384 * (size_t)experts + 128; }
+size_t sm90_moe_blob_size(int experts) {
+    return act16_maps_off((size_t)experts) + ACT16_GROUP_MAPS_BYTES * (size_t)experts +
+           sizeof(CUtensorMap);
+}
 
 size_t sm90_moe_dyn_smem(const nvfp4jit_variant *v, int experts) {
     return sm90_dyn_smem(v) + 4 * ((size_t)experts + 1);
 }
 
 int sm90_moe_fits(const nvfp4jit_variant *v, int experts) {
-    return is_act16(v) && sm90_moe_dyn_smem(v, experts) <= SM90_SMEM_MAX;
+    return is_act16(v) && sm90_moe_dyn_smem(v, experts) <= fam_sm90a.smem_block_max;
 }
 
 nvfp4jit_status sm90_moe_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
@@ -357,17 +467,12 @@ nvfp4jit_status sm90_moe_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
                                    uint64_t ws, unsigned char *host) {
     size_t E = (size_t)experts, mo = act16_maps_off(E), end = sm90_moe_blob_size(experts);
     memset(host, 0, end);
-    int32_t hdr[4] = {0, experts, 0, 0};
-    uint64_t hdr_off[3] = {mo, end, 64};
-    memcpy(host, hdr, sizeof hdr);
-    memcpy(host + 16, hdr_off, sizeof hdr_off);
+    act16_hdr hdr = {0, experts, 0, 0, mo, end, sizeof hdr, {0}};
+    memcpy(host, &hdr, sizeof hdr);
     for (size_t e = 0; e < E; e++) {
-        unsigned char *d = host + 64 + 64 * e;
-        uint64_t p[6] = {0, b[e], 0, sfb[e], 0, ws};
-        int32_t s[4] = {0, (int32_t)n, (int32_t)k, 0};
-        memcpy(d, p, sizeof p);
-        memcpy(d + 48, s, sizeof s);
-        unsigned char *maps = host + mo + 384 * e;
+        act16_group d = {0, b[e], 0, sfb[e], 0, ws, 0, (int32_t)n, (int32_t)k, 0};
+        memcpy(host + sizeof hdr + sizeof d * e, &d, sizeof d);
+        unsigned char *maps = host + mo + ACT16_GROUP_MAPS_BYTES * e;
         NJ_FORWARD_IF_ERROR(act16_map(ctx, api, maps + 128, b[e], CU_TENSOR_MAP_DATA_TYPE_UINT8,
                                       k / 2, n, k / 2, 32, v->block_m,
                                       CU_TENSOR_MAP_SWIZZLE_NONE, e, "expert weights"));
@@ -376,7 +481,7 @@ nvfp4jit_status sm90_moe_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
                                       (n + 127) / 128 * (k / 64), 512, 128, 1,
                                       CU_TENSOR_MAP_SWIZZLE_NONE, e, "expert weight scales"));
     }
-    return act16_map(ctx, api, host + mo + 384 * E, ws, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, k,
+    return act16_map(ctx, api, host + mo + ACT16_GROUP_MAPS_BYTES * E, ws, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, k,
                      max_rows, k * 2, 64, v->block_n, CU_TENSOR_MAP_SWIZZLE_128B, E,
                      "fp16 tokens (all experts)");
 }
@@ -392,36 +497,26 @@ static nvfp4jit_status sm90_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
     size_t tiles = count_tiles(v, g, n);
     NJ_RETURN_IF(ctx, tiles > 0x7fffffff, NVFP4JIT_ERR_INVALID_PROBLEM,
                  "problem set needs %zu tiles (more than a grid holds)", tiles);
-    memset(host, 0, 16 + 64 * n);
-    int32_t hdr[4] = {(int32_t)tiles, (int32_t)n, 0, 0};
-    memcpy(host, hdr, sizeof hdr);
+    dual_hdr hdr = {(int32_t)tiles, (int32_t)n, 0, 0};
+    memcpy(host, &hdr, sizeof hdr);
     for (size_t i = 0; i < n; i++) {
-        unsigned char *d = host + 16 + 64 * i;
-        uint64_t p[5] = {g[i].a, g[i].b, g[i].sfa, g[i].sfb, g[i].c};
-        int32_t s[3] = {(int32_t)g[i].m, (int32_t)g[i].n, (int32_t)g[i].k};
-        memcpy(d, p, sizeof p);
-        memcpy(d + 40, s, sizeof s);
+        dual_group d = {g[i].a, g[i].b, g[i].sfa, g[i].sfb, g[i].c,
+                        (int32_t)g[i].m, (int32_t)g[i].n, (int32_t)g[i].k, {0}};
+        memcpy(host + sizeof hdr + sizeof d * i, &d, sizeof d);
     }
-    int32_t *t = (int32_t *)(host + 16 + 64 * n);
+    unsigned char *t = host + sizeof hdr + sizeof(dual_group) * n;
     for (size_t i = 0; i < n; i++) {
         if (g[i].m == 0) continue;
         int64_t rx, ry;
         rows_xy(v, &g[i], &rx, &ry);
         int tx = (int)((rx + v->block_m - 1) / v->block_m);
         int ty = (int)((ry + v->block_n - 1) / v->block_n);
-        if (v->swap_ab) { /* X = weights: X tile outer */
-            for (int a = 0; a < tx; a++)
-                for (int b = 0; b < ty; b++) {
-                    t[0] = (int32_t)i; t[1] = a; t[2] = b; t[3] = 0;
-                    t += 4;
-                }
-        } else { /* Y = weights: Y tile outer */
-            for (int b = 0; b < ty; b++)
-                for (int a = 0; a < tx; a++) {
-                    t[0] = (int32_t)i; t[1] = a; t[2] = b; t[3] = 0;
-                    t += 4;
-                }
-        }
+        for (int o = 0; o < (v->swap_ab ? tx : ty); o++) /* the weights' tile outer */
+            for (int q = 0; q < (v->swap_ab ? ty : tx); q++) {
+                blob_tile bt = {(int32_t)i, v->swap_ab ? o : q, v->swap_ab ? q : o, 0};
+                memcpy(t, &bt, sizeof bt);
+                t += sizeof bt;
+            }
     }
     launch->num_ctas = (unsigned)tiles;
     launch->threads = (unsigned)sm90_threads(v);
@@ -431,8 +526,56 @@ static nvfp4jit_status sm90_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
     return NVFP4JIT_OK;
 }
 
+/* ---- the cost model's terms (heuristic.c says how they combine) ----
+ * decode_per_clk: measured on the H200 (bench3, 128x128x64: ~1700 clocks per k-tile of 16K
+ * values, 2026-12-02), not the standalone decoder rate of DESIGN.md.
+ * iter_overhead_clk: tuning on the H200 (2026-12-02) found BLOCK_K 128 16 % faster than 64 for
+ * the 256x24 decode tiles of decode64-down, i.e. ~1000 clocks per extra k-step there; 400 is a
+ * compromise; on bench3/bench4 (128x128 unswapped tiles) BLOCK_K 128 lost 8-11 % in tuning,
+ * so on sm_90a the term applies to swapped tiles only.
+ * act16 terms, fitted to 42 `nvfp4jit bench` timings on the H200 (bench/RESULTS.md and
+ * bench/data/2026-12-03-h200-act16-sweep-*.csv, 2026-12-03, plus the heuristic run after
+ * them): 20 weight values decoded per clock per SM, 28 bytes per clock per SM from L2 to
+ * shared memory. act16p measured within 2 % of act16 (its tiles are long; bench/RESULTS.md):
+ * no credit for the overlapped prologue (1.5 us per tile, as act16), so ties go to act16 and
+ * the tuner decides. */
+static const fam_rates sm90_rates = {
+    .clock_ghz = 1.75,
+    .mma_flops_per_clk = 4096.0,
+    .decode_per_clk = 10.0,
+    .dram_bytes_per_us = 4.25e6,
+    .tile_overhead_us = 1.5,
+    .iter_overhead_clk = 400.0,
+    .act16_decode_per_clk = 20.0,
+    .l2_bytes_per_clk = 28.0,
+    .act16p_tile_us = 1.5,
+    .regs_per_thread = 0,
+    .ring_latency_us = 0,
+};
+
 const family fam_sm90a = {
-    NVFP4JIT_ARCH_SM90A, "sm_90a", "sm90a_grouped.cu", sm90_check, sm90_threads,
-    sm90_dyn_smem, sm90_params, sm90_enumerate, sm90_blob_size, sm90_workspace_size,
-    sm90_blob_fill, NULL, sm90_fits,
+    .arch = NVFP4JIT_ARCH_SM90A,
+    .arch_name = "sm_90a",
+    .short_name = "sm90a",
+    .template_name = "sm90a_grouped.cu",
+    .cc = 90,
+    .default_sms = 132, /* H100 SXM and H200 */
+    .smem_block_max = SM90_SMEM_MAX,
+    .smem_sm = SM90_SMEM_SM,
+    .regs_sm = SM90_REGS_MAX,
+    .threads_sm = 2048,
+    .rates = &sm90_rates,
+    /* act16's fp16 token workspace (2 bytes per token value) is device memory the plan
+     * holds: sets that would need more are planned with the dual strategy */
+    .heur_max_workspace = 4.0 * 1024 * 1024 * 1024,
+    .check = sm90_check,
+    .threads = sm90_threads,
+    .dyn_smem = sm90_dyn_smem,
+    .params = sm90_params,
+    .enumerate = sm90_enumerate,
+    .blob_size = sm90_blob_size,
+    .workspace_size = sm90_workspace_size,
+    .blob_fill = sm90_blob_fill,
+    .tmem_cols = NULL,
+    .fits = sm90_fits,
 };

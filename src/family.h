@@ -1,6 +1,9 @@
-/* family.h - one kernel family per architecture: its validity rules, the parameters its
- * template is rendered with, and the host half of its dispatch (what the kernel reads from
- * the device-side blob). Code generation lives in templates/; choices live in heuristic.c. */
+/* family.h - one kernel family per architecture, and the one home of every fact about an
+ * arch: which compute capability runs it, its names, its usual SM count, its hardware limits,
+ * the cost model's per-arch terms (heuristic.c reads them), its validity rules, the
+ * parameters its template is rendered with (the device-blob and shared-memory layouts among
+ * them: the template static_asserts them, so a drift fails to compile), and the host half of
+ * its dispatch. Code generation lives in templates/; choices live in heuristic.c. */
 #ifndef NJ_FAMILY_H
 #define NJ_FAMILY_H
 
@@ -31,10 +34,47 @@ typedef struct nj_moe_args {
 } nj_moe_args;
 _Static_assert(sizeof(nj_moe_args) == 64, "nj_moe_args must match MoeArgs (64 bytes)");
 
+/* sm_100a: the DRAM round trip a stage ring must cover, in microseconds (an assumption, see
+ * heuristic.c "sm_100a stages" and fam_sm100.c) */
+#define SM100_RING_LATENCY_US 1.0
+
+/* The cost model's per-arch terms (heuristic.c says how they combine; the values and where
+ * they were measured: fam_sm90.c, fam_sm100.c). */
+typedef struct fam_rates {
+    double clock_ghz;
+    double mma_flops_per_clk; /* per SM */
+    double decode_per_clk;    /* values per clock per SM, 0 = no decode */
+    double dram_bytes_per_us; /* bytes per microsecond */
+    double tile_overhead_us;  /* prologue + epilogue of one tile */
+    double iter_overhead_clk; /* per k-step: barriers, waits, loop (not overlapped) */
+    /* sm_90a act16: the weights are decoded into registers (tokens by a prep kernel), and the
+     * fp16 token tile crosses L2 once per CTA */
+    double act16_decode_per_clk; /* weight values per clock per SM */
+    double l2_bytes_per_clk;     /* L2 -> shared memory, per SM */
+    double act16p_tile_us;       /* act16p's per-tile cost (instead of tile_overhead_us) */
+    /* sm_100a occupancy: registers per thread (ptxas), and the ring's DRAM round trip */
+    int regs_per_thread;
+    double ring_latency_us;
+} fam_rates;
+
 typedef struct family {
     nvfp4jit_arch arch;
-    const char *arch_name;     /* "sm_90a" */
+    const char *arch_name;     /* "sm_90a" (NVRTC's target, messages) */
+    const char *short_name;    /* "sm90a" (variant names: nvfp4jit_variant_format) */
     const char *template_name; /* "sm90a_grouped.cu" */
+    /* NOTE: "a" targets are not forward compatible: an sm_90a cubin runs only on compute
+     * capability 9.0, an sm_100a one only on 10.0. cc = major * 10 + minor. */
+    int cc;
+    int default_sms;            /* SMs of the usual part (H100/H200 132, B200 148): the
+                                   heuristic's count when no device of this cc is present */
+    size_t smem_block_max;      /* opt-in dynamic + static shared memory per block */
+    size_t smem_sm;             /* shared memory per SM */
+    int regs_sm;                /* 32-bit registers per SM */
+    int threads_sm;             /* resident threads per SM */
+    const fam_rates *rates;     /* the cost model's terms */
+    /* The heuristic leaves out variants whose device workspace (workspace_size) would exceed
+     * this many bytes for the set (0: no limit); forced or tuned, they are still planned. */
+    double heur_max_workspace;
     /* Validity rules. @return 1 if valid, else 0 with the broken rule in why. */
     int (*check)(const nvfp4jit_variant *v, char *why, size_t why_n);
     int (*threads)(const nvfp4jit_variant *v);
@@ -60,12 +100,18 @@ typedef struct family {
     /* Tensor-memory columns one CTA allocates (tcgen05.alloc), or NULL where the arch has
      * no tensor memory. The heuristic's occupancy model reads it. */
     int (*tmem_cols)(const nvfp4jit_variant *v);
-    /* Limits of a variant that depend on the problem set (NULL: none), checked at plan time
-     * so that a forced or tuned variant the set exceeds is refused before anything is
-     * compiled or allocated. @return 1 if the set fits, else 0 with the reason in why. */
+    /* Limits of a variant that depend on the problem set (NULL: none), the one check of
+     * them: the heuristic leaves out the variants a set exceeds, and nvfp4jit_plan_create
+     * refuses a forced or tuned one before anything is compiled or allocated (blob_fill
+     * checks again at launch only as a guard). @return 1 if the set fits, else 0 with the
+     * reason in why (why_n may be 0: no reason wanted). */
     int (*fits)(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n, char *why,
                 size_t why_n);
 } family;
+
+/* Device-blob and shared-memory layouts reach the template as integer parameters named
+ * BLOB_* and SMEM_* (fam_sm90.c, fam_sm100.c list them); the template uses them and
+ * static_asserts its structs and its own derivation against them. */
 
 /* The MoE entry of the sm_90a act16/act16p kernels (fam_sm90.c; layout there). */
 size_t sm90_moe_blob_size(int experts);
@@ -80,7 +126,14 @@ nvfp4jit_status sm90_moe_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
 extern const family fam_sm90a;
 extern const family fam_sm100a;
 
-/* @return the family of an arch, or NULL. */
+/* The family table (src/arch.c). @return the family of an arch, or NULL. */
 const family *fam_get(nvfp4jit_arch arch);
+/* @return the family whose cubins run on compute capability cc (major*10+minor), or NULL. */
+const family *fam_for_cc(int cc);
+/* The SM count the heuristic models for f: the device's, when a device is present (the
+ * current CUDA context's device, else device 0; no context is created) and runs f's code
+ * (its compute capability is f->cc), else f->default_sms. Asks the driver each time: the
+ * answer does not depend on whether anything was launched before. */
+int fam_model_sms(const family *f);
 
 #endif

@@ -7,15 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "family.h"
 #include "variant.h"
 
 static int arch_slot(nvfp4jit_arch arch) {
     return arch == NVFP4JIT_ARCH_SM90A ? 0 : arch == NVFP4JIT_ARCH_SM100A ? 1 : -1;
 }
 
-static const char *arch_name(nvfp4jit_arch arch) {
-    return arch == NVFP4JIT_ARCH_SM90A ? "sm_90a" : "sm_100a";
-}
+static const char *arch_name(nvfp4jit_arch arch) { return fam_get(arch)->arch_name; }
 
 nvfp4jit_status gpuref_get(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, nj_module **out) {
     *out = NULL;
@@ -61,15 +60,13 @@ nvfp4jit_status gpuref_run(nvfp4jit_ctx *ctx, const nvfp4jit_group *groups, size
     const drv_api *api = drv_get(ctx, &s);
     if (!api) return s;
     int cc = ctx->device_cc;
-    nvfp4jit_arch arch = cc == 90 ? NVFP4JIT_ARCH_SM90A : NVFP4JIT_ARCH_SM100A;
-    /* NOTE: "a" targets are not forward compatible: sm_90a code runs only on cc 9.0,
-     * sm_100a only on cc 10.0. */
-    NJ_RETURN_IF(ctx, cc != 90 && cc != 100, NVFP4JIT_ERR_ARCH_MISMATCH,
+    const family *fam = fam_for_cc(cc); /* the arch this cc runs (family.h) */
+    NJ_RETURN_IF(ctx, !fam, NVFP4JIT_ERR_ARCH_MISMATCH,
                  "the GPU reference is built for sm_90a (compute capability 9.0) or sm_100a "
                  "(10.0); the device is compute capability %d.%d",
                  cc / 10, cc % 10);
     nj_module *g = NULL;
-    NJ_FORWARD_IF_ERROR(gpuref_get(ctx, arch, &g));
+    NJ_FORWARD_IF_ERROR(gpuref_get(ctx, fam->arch, &g));
     NJ_FORWARD_IF_ERROR(nj_jit_load(ctx, api, g));
     const unsigned tile = NJ_GPUREF_TILE;
     for (size_t i = 0; i < num_groups; i++) {

@@ -9,9 +9,15 @@
  * plus a fixed cost per k-step (barriers and waits that do not overlap) and per tile. Tiles are spread over the SMs in waves (the busiest SM
  * sets the time). The DRAM floor is every byte read once (A, B, scales) plus C written, plus
  * re-reads of the operand that is not shared by consecutive CTAs, at the measured bandwidth;
- * the estimate is the larger of the floor and the compute time. Ties (within 2 %) go to the
- * sm_100a variant whose ring covers the round trip, then to the smaller shared-memory
- * footprint, then the smaller tile, so the choice is deterministic. */
+ * the estimate is the larger of the floor and the compute time. The per-arch terms (rates,
+ * limits, SMs) are the family's (family.h: fam_rates; values in fam_sm90.c, fam_sm100.c).
+ *
+ * The choice is a function of (arch, shapes, SM count) only: the SM count is an explicit
+ * input (heur_rank's sms; plans record it). Ranking is in two steps so that it is
+ * deterministic: a total order (heur_cand_cmp: the estimate, then the variant's fields),
+ * then a pass that lets near-ties (within 2 % of the fastest left) go to the sm_100a variant
+ * whose ring covers the round trip, then to the smaller shared-memory footprint, then the
+ * smaller tile (prefer_simpler). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,79 +26,38 @@
 #include "heuristic.h"
 #include "variant.h"
 
-/* act16 terms, fitted to 42 `nvfp4jit bench` timings on the H200 (bench/RESULTS.md and
- * bench/data/2026-12-03-h200-act16-sweep-*.csv, 2026-12-03, plus the heuristic run after them).
- * Per k-step of one CTA, with o CTAs of the variant resident per SM:
+/* sm_100a stages. One k-step of a CTA is its MMA time (the tensor core, shared by the CTAs
+ * resident on the SM) plus a fixed per-step cost. The producer can run at most STAGES k-steps
+ * ahead, and a stage's TMA load takes a DRAM round trip (fam_rates.ring_latency_us) before the
+ * MMA can use it, so a ring of S stages in each of o resident CTAs completes at most o*S
+ * stages per (latency + o*step): per stage of the SM, max(step, (latency + o*step) / (o*S)).
+ * o = CTAs per SM = min(by shared memory (the family's per-SM size / (the dynamic size + the
+ * static section: 1 KB reserved + mbarriers)), by tensor memory (512 columns / the
+ * allocation), by registers, by threads). Co-resident CTAs also overlap one CTA's epilogue
+ * with another's main loop (the per-tile cost is spread over o CTA slots, as for act16).
+ *
+ * sm_90a act16, per k-step of one CTA, with o CTAs of the variant resident per SM:
  *   max(o * (decode + mma), o * L2 bytes / L2 rate)
  * decode and wgmma add up rather than overlap (each consumer warpgroup waits for its previous
  * wgmma group before it decodes the next k-step), and the fp16 token tile's L2 traffic binds
  * on the widest token tiles; times a factor for shallow rings (2 and 3 stages measured
  * 1.6x and 1.15x slower than 4..8; deeper rings are ties, left to the tuner). */
-#define ACT16_DECODE_PER_CLK 20.0   /* weight values per clock per SM */
-#define ACT16_L2_BYTES_PER_CLK 28.0 /* L2 -> shared memory bytes per clock per SM */
-/* act16p measured within 2 % of act16 (its tiles are long; bench/RESULTS.md): no credit for
- * the overlapped prologue, so ties go to act16 (cand_cmp) and the tuner decides */
-#define ACT16P_TILE_US 1.5
-/* act16's fp16 token workspace (2 bytes per token value) is device memory the plan holds:
- * sets that would need more are planned with the dual strategy */
-#define NJ_ACT16_MAX_WORKSPACE (4.0 * 1024 * 1024 * 1024)
-
-/* sm_100a stages. One k-step of a CTA is its MMA time (the tensor core, shared by the CTAs
- * resident on the SM) plus a fixed per-step cost. The producer can run at most STAGES k-steps
- * ahead, and a stage's TMA load takes a DRAM round trip before the MMA can use it, so a ring
- * of S stages in each of o resident CTAs completes at most o*S stages per (latency + o*step):
- * per stage of the SM, max(step, (latency + o*step) / (o*S)). o = CTAs per SM = min(by
- * shared memory (228 KB per SM, the dynamic size + the static section: 1 KB reserved +
- * mbarriers), by tensor memory (512 columns / the allocation), by registers, by threads).
- * Co-resident CTAs also overlap one CTA's epilogue with another's main loop (the per-tile
- * cost is spread over o CTA slots, as for act16).
- * NOTE: SM100_RING_LATENCY_US is an assumption, not a measurement (no B200 was lent): about
- * 0.5-0.7 us of unloaded HBM latency on Hopper-class parts (published pointer-chase
- * microbenchmarks) plus queueing at full bandwidth. With 1 us, 128x128x256 (0.32 us per k-step)
- * needs about 4-5 stage buffers per SM in flight: s2 (2 CTAs x 2) falls short, s3 (2 CTAs x 3)
- * and s5..s6 (1 CTA) cover it. Replace it with a B200 measurement when one exists. */
-#define SM100_SMEM_PER_SM 233472.0  /* 228 KB */
-#define SM100_REGS_PER_THREAD 72    /* ptxas: 70 for 128x64x256:s6 (review 2026-12-03) */
-
-typedef struct arch_rates {
-    double clock_ghz;
-    int sms;
-    double mma_flops_per_clk; /* per SM */
-    double decode_per_clk;    /* values per clock per SM, 0 = no decode */
-    double dram_bytes_per_us; /* bytes per microsecond */
-    double tile_overhead_us;  /* prologue + epilogue of one tile */
-    double iter_overhead_clk; /* per k-step: barriers, waits, loop (not overlapped) */
-    /* sm_90a act16: the weights are decoded into registers (tokens by a prep kernel), and the
-     * fp16 token tile crosses L2 once per CTA */
-    double act16_decode_per_clk; /* weight values per clock per SM */
-    double l2_bytes_per_clk;     /* L2 -> shared memory, per SM */
-} arch_rates;
-
-/* decode rate: measured on the H200 (bench3, 128x128x64: ~1700 clocks per k-tile of 16K values,
- * 2026-12-02), not the standalone decoder rate of DESIGN.md */
-/* iter_overhead: tuning on the H200 (2026-12-02) found BLOCK_K 128 16 % faster than 64 for the
- * 256x24 decode tiles of decode64-down, i.e. ~1000 clocks per extra k-step there; 400 is a
- * compromise; on bench3/bench4 (128x128 unswapped tiles) BLOCK_K 128 lost 8-11 % in tuning,
- * so on sm_90a the term applies to swapped tiles only. */
-static const arch_rates rates_sm90 = {1.75, 132, 4096.0, 10.0, 4.25e6, 1.5, 400.0,
-                                      ACT16_DECODE_PER_CLK, ACT16_L2_BYTES_PER_CLK};
-static const arch_rates rates_sm100 = {1.9, 148, 16384.0, 0.0, 7.0e6, 1.0, 100.0, 0, 0};
 
 typedef struct rank_acc {
     const family *f;
-    const arch_rates *r;
+    const fam_rates *r;
     int sms;
     const nvfp4jit_group *g;
     size_t n;
     heur_cand *all;
     size_t count, cap;
     int oom;
-    int act16_too_big; /* the set exceeds act16's prep grid (2^31 items) or workspace limit */
 } rank_acc;
 
 static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c) {
     memset(c, 0, sizeof *c);
-    const arch_rates *r = a->r;
+    const fam_rates *r = a->r;
+    const family *f = a->f;
     double clk_per_us = r->clock_ghz * 1e3;
     long long tiles = 0;
     double work_us = 0, max_tile_us = 0, useful = 0, padded = 0, bytes = 0;
@@ -103,31 +68,29 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
     int occ = 1;
     double ring_clk = 0; /* sm_100a: k-step time per SM stage the ring allows (0: no limit) */
     if (v->arch == NVFP4JIT_ARCH_SM100A) {
-        const family *f = fam_get(v->arch);
         int threads = f->threads(v), cols = f->tmem_cols ? f->tmem_cols(v) : 512;
         double cta_smem = (double)f->dyn_smem(v) + 1024 + 8.0 * (2 * v->stages + 1) + 4;
-        c->occ_smem = (int)(SM100_SMEM_PER_SM / cta_smem);
+        c->occ_smem = (int)((double)f->smem_sm / cta_smem);
         c->occ_tmem = 512 / cols;
-        c->occ_regs = 65536 / (SM100_REGS_PER_THREAD * threads);
+        c->occ_regs = f->regs_sm / (r->regs_per_thread * threads);
         occ = c->occ_smem < c->occ_tmem ? c->occ_smem : c->occ_tmem;
         if (c->occ_regs < occ) occ = c->occ_regs;
-        if (2048 / threads < occ) occ = 2048 / threads;
+        if (f->threads_sm / threads < occ) occ = f->threads_sm / threads;
         if (occ < 1) occ = 1;
         double step = 2.0 * v->block_m * v->block_n * v->block_k / r->mma_flops_per_clk +
                       r->iter_overhead_clk;
-        double lat = SM100_RING_LATENCY_US * r->clock_ghz * 1e3;
+        double lat = r->ring_latency_us * r->clock_ghz * 1e3;
         ring_clk = (lat + occ * step) / ((double)occ * v->stages);
         c->ctas_per_sm = occ;
         c->kstep_us = step / (r->clock_ghz * 1e3);
         c->ring_us = ring_clk / (r->clock_ghz * 1e3);
     }
     if (act16 && v->strategy != NVFP4JIT_STRATEGY_ACT16P) {
-        const family *f = fam_get(v->arch);
         int threads = f->threads(v), regs = v->block_n / 2 + 56;
         regs = regs < 64 ? 64 : (regs + 7) / 8 * 8;
-        int by_regs = 65536 / (regs * threads);
-        int by_smem = (int)((228.0 * 1024) / ((double)f->dyn_smem(v) + 1024));
-        int by_threads = 2048 / threads;
+        int by_regs = f->regs_sm / (regs * threads);
+        int by_smem = (int)((double)f->smem_sm / ((double)f->dyn_smem(v) + 1024));
+        int by_threads = f->threads_sm / threads;
         occ = by_regs < by_smem ? by_regs : by_smem;
         if (by_threads < occ) occ = by_threads;
         if (occ < 1) occ = 1;
@@ -144,14 +107,14 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
                          : 0;
         /* the per-k-step cost showed on swapped tiles (weights streamed on the M side, few
          * tokens: short k-steps whose barriers and waits are not hidden), not on the 128x128
-         * token tiles (measured, see rates_sm90) */
+         * token tiles (measured, see fam_sm90.c) */
         double iter = v->swap_ab || v->arch != NVFP4JIT_ARCH_SM90A ? r->iter_overhead_clk : 0;
         double step = fmax(mma, dec) + iter;
         /* sm_100a: o CTAs share the tensor core, each k-step of a CTA takes o steps of the
          * SM, or what its ring allows when that is longer (see SM100_RING_LATENCY_US) */
         double alone = step; /* one CTA alone on an SM (a set with fewer tiles than SMs) */
         if (ring_clk > 0) {
-            double lat = SM100_RING_LATENCY_US * r->clock_ghz * 1e3;
+            double lat = r->ring_latency_us * r->clock_ghz * 1e3;
             alone = fmax(step, (lat + step) / v->stages);
             step = occ * fmax(step, ring_clk);
         }
@@ -168,7 +131,7 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
         }
         /* act16p: a persistent CTA loads its next tile while it stores the last one */
         double tile_us = ksteps * step / clk_per_us +
-                         (v->strategy == NVFP4JIT_STRATEGY_ACT16P ? ACT16P_TILE_US
+                         (v->strategy == NVFP4JIT_STRATEGY_ACT16P ? r->act16p_tile_us
                                                                   : r->tile_overhead_us);
         tiles += (long long)(tx * ty);
         work_us += tx * ty * tile_us;
@@ -208,9 +171,12 @@ static void rank_emit(const nvfp4jit_variant *v, void *u) {
     rank_acc *a = u;
     char why[256];
     if (a->oom || !a->f->check(v, why, sizeof why)) return;
-    if (a->act16_too_big && v->arch == NVFP4JIT_ARCH_SM90A &&
-        v->strategy != NVFP4JIT_STRATEGY_DUAL)
-        return; /* its prep grid or fp16 token workspace would not fit: not a candidate */
+    /* the set exceeds a limit of the variant (act16's prep grid), or the variant would hold
+     * more device workspace than the heuristic picks (act16's fp16 tokens): not a candidate */
+    if (a->f->fits && !a->f->fits(v, a->g, a->n, NULL, 0)) return;
+    if (a->f->heur_max_workspace > 0 && a->f->workspace_size &&
+        (double)a->f->workspace_size(v, a->g, a->n) > a->f->heur_max_workspace)
+        return;
     if (a->count == a->cap) {
         size_t cap = a->cap ? a->cap * 2 : 256;
         heur_cand *p = realloc(a->all, cap * sizeof *p);
@@ -223,23 +189,56 @@ static void rank_emit(const nvfp4jit_variant *v, void *u) {
 
 static size_t smem_of(const nvfp4jit_variant *v) { return fam_get(v->arch)->dyn_smem(v); }
 
-static int cand_cmp(const void *pa, const void *pb) {
-    const heur_cand *a = pa, *b = pb;
-    double lo = fmin(a->est_us, b->est_us);
-    if (fabs(a->est_us - b->est_us) > 0.02 * lo) return a->est_us < b->est_us ? -1 : 1;
-    /* sm_100a near-ties: a ring that covers the (assumed) round trip before a smaller one */
+/* The stable key: the variant's fields in a fixed order. */
+static int variant_cmp(const nvfp4jit_variant *a, const nvfp4jit_variant *b) {
+    const int ka[7] = {(int)a->arch, a->block_m, a->block_n, a->block_k, a->stages, a->swap_ab,
+                       a->strategy};
+    const int kb[7] = {(int)b->arch, b->block_m, b->block_n, b->block_k, b->stages, b->swap_ab,
+                       b->strategy};
+    for (int i = 0; i < 7; i++)
+        if (ka[i] != kb[i]) return ka[i] < kb[i] ? -1 : 1;
+    return 0;
+}
+
+int heur_cand_cmp(const heur_cand *a, const heur_cand *b) {
+    int na = isnan(a->est_us), nb = isnan(b->est_us); /* (never: but then still an order) */
+    if (na != nb) return na - nb;
+    if (!na && a->est_us != b->est_us) return a->est_us < b->est_us ? -1 : 1;
+    return variant_cmp(&a->v, &b->v);
+}
+
+static int cand_qsort_cmp(const void *pa, const void *pb) { return heur_cand_cmp(pa, pb); }
+
+/* Which of two near-tied candidates to prefer: a ring that covers the (assumed) round trip
+ * (sm_100a) before one that does not, then less shared memory, then the smaller tile, then
+ * the total order. */
+static int prefer_cmp(const heur_cand *a, const heur_cand *b) {
     int ra = a->ring_us > a->kstep_us, rb = b->ring_us > b->kstep_us;
     if (ra != rb) return ra - rb;
     size_t sa = smem_of(&a->v), sb = smem_of(&b->v);
     if (sa != sb) return sa < sb ? -1 : 1;
     long ta = (long)a->v.block_m * a->v.block_n, tb = (long)b->v.block_m * b->v.block_n;
     if (ta != tb) return ta < tb ? -1 : 1;
-    if (a->est_us != b->est_us) return a->est_us < b->est_us ? -1 : 1;
-    if (a->v.block_k != b->v.block_k) return a->v.block_k - b->v.block_k;
-    if (a->v.stages != b->v.stages) return a->v.stages - b->v.stages;
-    if (a->v.block_m != b->v.block_m) return a->v.block_m - b->v.block_m;
-    if (a->v.swap_ab != b->v.swap_ab) return a->v.swap_ab - b->v.swap_ab;
-    return a->v.strategy - b->v.strategy;
+    return heur_cand_cmp(a, b);
+}
+
+#define HEUR_TIE 0.02 /* estimates within 2 % are noise */
+
+/* c[0..n) sorted by heur_cand_cmp. Position i gets, of the candidates left whose estimate is
+ * within HEUR_TIE of the fastest left (c[i]), the one prefer_cmp puts first; the others keep
+ * their order. A pure function of the sorted list, so as deterministic as the order. */
+static void prefer_simpler(heur_cand *c, size_t n) {
+    for (size_t i = 0; i + 1 < n; i++) {
+        double lim = c[i].est_us + HEUR_TIE * c[i].est_us;
+        size_t best = i;
+        for (size_t j = i + 1; j < n && c[j].est_us <= lim; j++)
+            if (prefer_cmp(&c[j], &c[best]) < 0) best = j;
+        if (best != i) {
+            heur_cand t = c[best];
+            memmove(&c[i + 1], &c[i], (best - i) * sizeof *c);
+            c[i] = t;
+        }
+    }
 }
 
 nvfp4jit_status heur_rank(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_group *g,
@@ -250,22 +249,17 @@ nvfp4jit_status heur_rank(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_
     rank_acc a;
     memset(&a, 0, sizeof a);
     a.f = f;
-    a.r = arch == NVFP4JIT_ARCH_SM90A ? &rates_sm90 : &rates_sm100;
-    a.sms = sms > 0 ? sms : (ctx && ctx->device_sms > 0 ? ctx->device_sms : a.r->sms);
+    a.r = f->rates;
+    a.sms = sms > 0 ? sms : fam_model_sms(f);
     a.g = g;
     a.n = n;
-    double items = 0, ws = 0;
-    for (size_t i = 0; i < n; i++) {
-        items += (double)g[i].m * (double)(g[i].k / 16);
-        ws += 2.0 * (double)g[i].m * (double)g[i].k;
-    }
-    a.act16_too_big = items > 2147483647.0 - 255 || ws > NJ_ACT16_MAX_WORKSPACE;
     f->enumerate(rank_emit, &a);
     if (a.oom) {
         free(a.all);
         return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (heuristic)");
     }
-    qsort(a.all, a.count, sizeof *a.all, cand_cmp);
+    qsort(a.all, a.count, sizeof *a.all, cand_qsort_cmp);
+    prefer_simpler(a.all, a.count);
     for (size_t i = 0; i < a.count && i < cap; i++) out[i] = a.all[i];
     if (count) *count = a.count;
     free(a.all);
@@ -274,10 +268,10 @@ nvfp4jit_status heur_rank(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_
 }
 
 nvfp4jit_status heur_choose(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_group *g,
-                            size_t n, nvfp4jit_variant *v, nvfp4jit_choice *choice) {
+                            size_t n, int sms, nvfp4jit_variant *v, nvfp4jit_choice *choice) {
     heur_cand best;
     size_t count = 0;
-    NJ_FORWARD_IF_ERROR(heur_rank(ctx, arch, g, n, 0, &best, 1, &count));
+    NJ_FORWARD_IF_ERROR(heur_rank(ctx, arch, g, n, sms, &best, 1, &count));
     *v = best.v;
     *choice = NVFP4JIT_CHOICE_HEURISTIC;
     return NVFP4JIT_OK;

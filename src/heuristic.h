@@ -3,10 +3,7 @@
 #define NJ_HEURISTIC_H
 
 #include "common.h"
-
-/* sm_100a: the DRAM round trip a stage ring must cover, in microseconds (an assumption, see
- * heuristic.c "sm_100a stages") */
-#define SM100_RING_LATENCY_US 1.0
+#include "family.h" /* SM100_RING_LATENCY_US, the family's cost-model terms */
 
 typedef struct heur_cand {
     nvfp4jit_variant v;
@@ -24,12 +21,19 @@ typedef struct heur_cand {
     double kstep_us, ring_us;
 } heur_cand;
 
-/* Rank every valid variant of arch for the problem set, best first. Writes at most cap
- * candidates, *count = number ranked. sms = 0: the device's, or the arch's usual count. */
+/* Rank every valid variant of arch for the problem set, best first (heuristic.c: a total
+ * order, then near-ties to the simpler variant). Writes at most cap candidates, *count =
+ * number ranked. The result depends on (arch, shapes, sms) only. sms = 0: fam_model_sms (the
+ * device's count when a device runs arch, else the arch's usual count). */
 nvfp4jit_status heur_rank(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_group *g,
                           size_t n, int sms, heur_cand *out, size_t cap, size_t *count);
 
+/* The first of heur_rank. */
 nvfp4jit_status heur_choose(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_group *g,
-                            size_t n, nvfp4jit_variant *v, nvfp4jit_choice *choice);
+                            size_t n, int sms, nvfp4jit_variant *v, nvfp4jit_choice *choice);
+
+/* The ranking's total order (exposed for its property test): estimate, then the variant's
+ * fields (arch, block_m, block_n, block_k, stages, swap_ab, strategy). @return <0, 0, >0. */
+int heur_cand_cmp(const heur_cand *a, const heur_cand *b);
 
 #endif

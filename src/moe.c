@@ -130,7 +130,8 @@ static int moe_usable(nvfp4jit_variant *v, int experts) {
     return fam_sm90a.check(v, why, sizeof why) && sm90_moe_fits(v, experts);
 }
 
-static nvfp4jit_status moe_choose(nvfp4jit_weights *w, int64_t max_rows, nvfp4jit_variant *v) {
+static nvfp4jit_status moe_choose(nvfp4jit_weights *w, int64_t max_rows, int sms,
+                                  nvfp4jit_variant *v) {
     nvfp4jit_ctx *ctx = w->ctx;
     size_t E = (size_t)w->experts;
     /* the shape the heuristic sees: max_rows tokens spread evenly over the experts */
@@ -149,7 +150,7 @@ static nvfp4jit_status moe_choose(nvfp4jit_weights *w, int64_t max_rows, nvfp4ji
         g[e].k = w->k;
     }
     size_t count = 0;
-    nvfp4jit_status s = heur_rank(ctx, NVFP4JIT_ARCH_SM90A, g, E, 0, c, cap, &count);
+    nvfp4jit_status s = heur_rank(ctx, NVFP4JIT_ARCH_SM90A, g, E, sms, c, cap, &count);
     int found = 0;
     for (size_t i = 0; s == NVFP4JIT_OK && i < count && i < cap && !found; i++) {
         *v = c[i].v;
@@ -225,7 +226,7 @@ static nvfp4jit_status moe_build(nvfp4jit_moe_plan *p, const drv_api *api) {
      * one partial token tile) */
     int64_t tiles_x = (w->n + v->block_m - 1) / v->block_m;
     int64_t bound = tiles_x * ((p->max_rows + v->block_n - 1) / v->block_n + w->experts);
-    int sms = ctx->device_sms > 0 ? ctx->device_sms : 132, per_sm = 0;
+    int sms = ctx->device_sms > 0 ? ctx->device_sms : fam_sm90a.default_sms, per_sm = 0;
     DRV_CHECK(ctx, api,
               cuOccupancyMaxActiveBlocksPerMultiprocessor(
                   &per_sm, p->fn, fam_sm90a.threads(v), p->dyn_smem),
@@ -263,6 +264,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64
                  (long long)max_rows, (long long)w->n, (long long)w->k, w->experts);
     nvfp4jit_variant v;
     nvfp4jit_choice choice = NVFP4JIT_CHOICE_HEURISTIC;
+    int sms = fam_model_sms(&fam_sm90a); /* the heuristic's input, looked up once */
     if (force) {
         v = *force;
         NJ_FORWARD_IF_ERROR(nj_variant_check(ctx, &v));
@@ -272,14 +274,14 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64
                      w->experts);
         choice = NVFP4JIT_CHOICE_FORCED;
     } else {
-        NJ_FORWARD_IF_ERROR(moe_choose(w, max_rows, &v));
+        NJ_FORWARD_IF_ERROR(moe_choose(w, max_rows, sms, &v));
     }
     nvfp4jit_kernel *k = NULL;
     NJ_FORWARD_IF_ERROR(nj_jit_variant(ctx, &v, &k));
     nvfp4jit_status s;
     const drv_api *api = drv_get(ctx, &s);
     if (!api) return s;
-    NJ_RETURN_IF(ctx, ctx->device_cc != 90, NVFP4JIT_ERR_ARCH_MISMATCH,
+    NJ_RETURN_IF(ctx, ctx->device_cc != fam_sm90a.cc, NVFP4JIT_ERR_ARCH_MISMATCH,
                  "MoE plan is for sm_90a but the device is compute capability %d.%d",
                  ctx->device_cc / 10, ctx->device_cc % 10);
     nvfp4jit_moe_plan *p = calloc(1, sizeof *p);
@@ -288,6 +290,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64
     p->kernel = k;
     p->info.variant = v;
     p->info.choice = choice;
+    p->info.sms = sms;
     p->max_rows = max_rows;
     p->sf_rows = moe_scale_rows(max_rows, w->experts);
     p->dyn_smem = sm90_moe_dyn_smem(&v, w->experts);

@@ -281,16 +281,15 @@ static nvfp4jit_status tuner_init(tuner *t, nvfp4jit_ctx *ctx, nvfp4jit_arch arc
     if (!t->api) return s;
     NJ_FORWARD_IF_ERROR(nj_check_groups(ctx, groups, n, 1));
     int cc = ctx->device_cc;
-    NJ_RETURN_IF(ctx, !((arch == NVFP4JIT_ARCH_SM90A && cc == 90) ||
-                        (arch == NVFP4JIT_ARCH_SM100A && cc == 100)),
+    NJ_RETURN_IF(ctx, cc != t->fam->cc, /* "a" cubins run on exactly one cc (family.h) */
                  NVFP4JIT_ERR_ARCH_MISMATCH,
                  "cannot tune %s on a device of compute capability %d.%d", t->fam->arch_name,
                  cc / 10, cc % 10);
     return NVFP4JIT_OK;
 }
 
-/* Rank with the cost model (with the device's SM count: drv_get set it) and keep the best
- * t->cands as the candidates. */
+/* Rank with the cost model (sms = 0: the device's SM count where it runs the arch, else the
+ * family's default; as plan creation does) and keep the best t->cands as the candidates. */
 static nvfp4jit_status tuner_rank(tuner *t) {
     size_t total = 0;
     NJ_FORWARD_IF_ERROR(heur_rank(t->ctx, t->arch, t->g, t->n, 0, NULL, 0, &total));

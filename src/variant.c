@@ -7,12 +7,6 @@
 
 #include "family.h"
 
-const family *fam_get(nvfp4jit_arch arch) {
-    if (arch == NVFP4JIT_ARCH_SM90A) return &fam_sm90a;
-    if (arch == NVFP4JIT_ARCH_SM100A) return &fam_sm100a;
-    return NULL;
-}
-
 nvfp4jit_status nj_variant_check(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v) {
     NJ_RETURN_IF(ctx, !v, NVFP4JIT_ERR_INVALID_ARG, "variant is NULL");
     const family *f = fam_get(v->arch);
@@ -34,9 +28,8 @@ int nj_variant_format(const nvfp4jit_variant *v, char *buf, size_t n) {
         n = 0;
     }
     if (!v) return snprintf(buf, n, "(null)");
-    const char *a = v->arch == NVFP4JIT_ARCH_SM90A    ? "sm90a"
-                    : v->arch == NVFP4JIT_ARCH_SM100A ? "sm100a"
-                                                      : "arch?";
+    const family *f = fam_get(v->arch); /* (arch.c) */
+    const char *a = f ? f->short_name : "arch?";
     return snprintf(buf, n, "%s:%dx%dx%d:s%d%s%s", a, v->block_m, v->block_n, v->block_k,
                     v->stages, v->swap_ab ? ":swap" : "",
                     v->strategy == NVFP4JIT_STRATEGY_ACT16    ? ":act16"

@@ -14,14 +14,15 @@
 % local SUB = BLOCK_K // 64              -- MMA_K steps per k-tile
 % local ROW_BYTES = BLOCK_K // 2         -- bytes of one tile row (4-bit elements)
 % local SW = ROW_BYTES                   -- swizzle span = row bytes (128B or 64B)
-% local A_SIZE = BLOCK_M * ROW_BYTES
-% local B_SIZE = BLOCK_N * ROW_BYTES
-% local SF_SIZE = 128 * BLOCK_K // 16    -- SUB blocks of 512 bytes
+% -- The shared-memory layout and the tensor-memory allocation are the host's (src/fam_sm100.c
+% -- sm100_layout, tmem_cols: the SMEM_* and TMEM_COLS parameters); the static_asserts after
+% -- the structs check them against what this kernel needs.
+% local A_SIZE = SMEM_A_BYTES
+% local B_SIZE = SMEM_B_BYTES
+% local SF_SIZE = SMEM_SF_BYTES          -- SUB blocks of 512 bytes
 % local STAGE = A_SIZE + B_SIZE + 2 * SF_SIZE
 % local SFA_TMEM = BLOCK_N               -- tensor-memory columns: accumulator first
 % local SFB_TMEM = SFA_TMEM + 4 * SUB
-% local TMEM_COLS = 32
-% while TMEM_COLS < SFB_TMEM + 4 * SUB do TMEM_COLS = TMEM_COLS * 2 end
 % -- tcgen05 shared-memory descriptor layout type (PTX ISA "Shared memory descriptor",
 % -- bits 61-63): 2 = 128-byte swizzle, 4 = 64-byte swizzle
 % local LAYOUT = (SW == 128) and 2 or 4
@@ -40,6 +41,33 @@ struct BlobHeader {           // 64 bytes
 };
 struct __align__(64) TmaDesc { u64 opaque[16]; };   // CUtensorMap: 128 bytes, 64-byte aligned
 struct Tile { int group, off_m, off_n, k; };
+
+// offsetof for the static_asserts below: NVRTC has no <cstddef>; __INTADDR__ is its front
+// end's (EDG) constant address-of-member; host compilers (the tests' emulator) have the builtin.
+#ifdef __CUDACC_RTC__
+#define NJ_OFFSETOF(T, f) __INTADDR__(&(((T *)0)->f))
+#else
+#define NJ_OFFSETOF(T, f) __builtin_offsetof(T, f)
+#endif
+// The host's half of the contract (src/fam_sm100.c), passed in as parameters: a drift between
+// its structs, its shared-memory layout or its tensor-memory allocation and what this kernel
+// uses fails to compile here.
+static_assert(sizeof(BlobHeader) == ${BLOB_HDR_BYTES} && NJ_OFFSETOF(BlobHeader, maps_off) == ${BLOB_HDR_MAPS_OFF},
+              "blob header: src/fam_sm100.c sm100_hdr");
+static_assert(sizeof(GroupDesc) == ${BLOB_GROUP_BYTES} && NJ_OFFSETOF(GroupDesc, m) == ${BLOB_GROUP_M},
+              "group descriptor: src/fam_sm100.c sm100_group");
+static_assert(sizeof(TmaDesc) == ${BLOB_MAP_BYTES}, "tensor map: CUtensorMap");
+static_assert(sizeof(Tile) == ${BLOB_TILE_BYTES}, "tile: src/fam_sm100.c sm100_tile");
+static_assert(${A_SIZE} == ${BLOCK_M} * ${ROW_BYTES} && ${B_SIZE} == ${BLOCK_N} * ${ROW_BYTES},
+              "A and B stages: the TMA boxes of BLOCK_M and BLOCK_N rows of BLOCK_K e2m1");
+static_assert(${SF_SIZE} == ${SUB} * 512, "a scale stage: one 512-byte block (128 rows x 64 k) per MMA_K step");
+static_assert(${STAGE} % 1024 == 0 && ${A_SIZE} % 1024 == 0 && ${B_SIZE} % 1024 == 0,
+              "stages and tiles on 1024-byte boundaries (the swizzle atom)");
+static_assert(${STAGES} * ${STAGE} + 1023 <= ${DYN_SMEM},
+              "the stages and their 1024-byte alignment slack fit the launch's shared memory");
+static_assert(${TMEM_COLS} >= ${SFB_TMEM + 4 * SUB} && ${TMEM_COLS} >= 32 && ${TMEM_COLS} <= 512 &&
+              (${TMEM_COLS} & (${TMEM_COLS} - 1)) == 0,
+              "tensor memory: a power of two >= 32 columns holding the accumulator, SFA and SFB");
 
 // L2 cache hints (PTX ISA "createpolicy" encodings used by the seed)
 constexpr u64 EVICT_FIRST = 0x12F0000000000000ULL;
@@ -205,8 +233,8 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
   tcgen05_fence_after();
   const int tmem = tmem_base_slot;        // accumulator at column 0 of the allocation
 
-  const TmaDesc *A_tmap = maps + 2 * group;
-  const TmaDesc *B_tmap = maps + 2 * group + 1;
+  const TmaDesc *A_tmap = maps + ${BLOB_GROUP_MAPS} * group;
+  const TmaDesc *B_tmap = maps + ${BLOB_GROUP_MAPS} * group + 1;
   unsigned short *C = (unsigned short *)g.c;
   const int num_iters = (K + ${BLOCK_K - 1}) / ${BLOCK_K};
   const int k_blocks = K / 64;            // 512-byte scale blocks per 128 rows

@@ -43,13 +43,15 @@
 % local ACC = BLOCK_N // 2
 % -- 128-row scale blocks a weight tile touches (it starts at 0 or 64 inside a block; fam_sm90.c)
 % local SFB_BLK = ((BLOCK_M % 128 == 0 and 0 or 64) + BLOCK_M + 127) // 128
-% local TOK_BYTES = BLOCK_N * 128      -- one stage of tokens: BLOCK_N rows x 64 fp16 (128B-swizzled)
-% local W_BYTES = BLOCK_M * 32         -- one stage of packed weights: BLOCK_M rows x 32 bytes
-% local SF_BYTES = SFB_BLK * 512       -- one stage of weight scales: 128-row x 64-k blocks
-% local W_OFF = STAGES * TOK_BYTES
-% local SF_OFF = W_OFF + STAGES * W_BYTES
+% -- The shared-memory layout is the host's (src/fam_sm90.c act16_layout, the SMEM_* parameters);
+% -- the static_asserts after the structs check it against what this kernel needs.
+% local TOK_BYTES = SMEM_TOK_BYTES     -- one stage of tokens: BLOCK_N rows x 64 fp16 (128B-swizzled)
+% local W_BYTES = SMEM_W_BYTES         -- one stage of packed weights: BLOCK_M rows x 32 bytes
+% local SF_BYTES = SMEM_SF_BYTES       -- one stage of weight scales: 128-row x 64-k blocks
+% local W_OFF = SMEM_W_OFF
+% local SF_OFF = SMEM_SF_OFF
 % local TX = TOK_BYTES + W_BYTES + SF_BYTES
-% local BAR_OFF = SF_OFF + STAGES * SF_BYTES   -- 2 x STAGES mbarriers (8 bytes each)
+% local BAR_OFF = SMEM_BAR_OFF         -- 2 x STAGES mbarriers (8 bytes each)
 // nvfp4jit generated kernel: ${ARCH} act16 BLOCK_M=${BLOCK_M} BLOCK_N=${BLOCK_N} BLOCK_K=${BLOCK_K} STAGES=${STAGES}
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -72,7 +74,35 @@ struct MoeArgs {             // 64 bytes (src/family.h nj_moe_args); offsets == 
   int max_rows, sf_rows;     // rows of A, C and the workspace; rows of the token-scale buffer
   unsigned *barrier;          // grid barrier of the fused MoE kernel: {arrived, generation}
 };
-% local MOE_OFF = SF_OFF + STAGES * SF_BYTES + 16 * STAGES  -- MoE tile table, after the mbarriers
+% local MOE_OFF = SMEM_MOE_OFF          -- MoE tile table, after the mbarriers
+
+// offsetof for the static_asserts below: NVRTC has no <cstddef>; __INTADDR__ is its front
+// end's (EDG) constant address-of-member; host compilers (the tests' emulator) have the builtin.
+#ifdef __CUDACC_RTC__
+#define NJ_OFFSETOF(T, f) __INTADDR__(&(((T *)0)->f))
+#else
+#define NJ_OFFSETOF(T, f) __builtin_offsetof(T, f)
+#endif
+// The host's half of the contract (src/fam_sm90.c, src/family.h), passed in as parameters: a
+// drift between its structs or its shared-memory layout and what this kernel reads fails to
+// compile here.
+static_assert(sizeof(BlobHeader) == ${BLOB_HDR_BYTES} && NJ_OFFSETOF(BlobHeader, maps_off) == ${BLOB_HDR_MAPS_OFF},
+              "blob header: src/fam_sm90.c act16_hdr");
+static_assert(sizeof(GroupDesc) == ${BLOB_GROUP_BYTES} && NJ_OFFSETOF(GroupDesc, ws) == ${BLOB_GROUP_WS} &&
+              NJ_OFFSETOF(GroupDesc, m) == ${BLOB_GROUP_M}, "group descriptor: src/fam_sm90.c act16_group");
+static_assert(sizeof(TmaDesc) == ${BLOB_MAP_BYTES}, "tensor map: CUtensorMap");
+static_assert(sizeof(Tile) == ${BLOB_TILE_BYTES}, "tile: src/fam_sm90.c blob_tile");
+static_assert(sizeof(MoeArgs) == ${MOE_ARGS_BYTES}, "MoeArgs: src/family.h nj_moe_args");
+static_assert(${TOK_BYTES} == ${BLOCK_N} * 64 * 2 && ${TOK_BYTES} % 1024 == 0,
+              "a token stage is the TMA box of BLOCK_N rows x 64 halves, in whole 1024-byte swizzle atoms");
+static_assert(${W_BYTES} == ${BLOCK_M} * 32, "a weight stage: BLOCK_M rows x 64 e2m1 (the TMA box)");
+static_assert(${SF_BYTES} == ${SFB_BLK} * 512, "a scale stage: the 512-byte blocks a weight tile touches");
+static_assert(${W_OFF} == ${STAGES} * ${TOK_BYTES} && ${SF_OFF} == ${W_OFF} + ${STAGES} * ${W_BYTES} &&
+              ${BAR_OFF} == ${SF_OFF} + ${STAGES} * ${SF_BYTES} && ${BAR_OFF} % 8 == 0,
+              "rings in order (tokens, weights, scales), then 8-byte aligned mbarriers");
+static_assert(${MOE_OFF} == ${BAR_OFF} + 16 * ${STAGES}, "the MoE tile table follows the 2 x STAGES mbarriers");
+static_assert(${MOE_OFF} + 1023 <= ${DYN_SMEM},
+              "the layout and its 1024-byte alignment slack fit the launch's shared memory");
 
 static __device__ __forceinline__ u32 smem_u32(const void *p) {
   return (u32)__cvta_generic_to_shared(p);
@@ -352,7 +382,7 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
     TileInfo r;
     if (!moe.offsets) {
       const Tile t = tiles[ti];
-      r.group = t.group; r.tx = t.tx; r.ty = t.ty; r.row0 = 0; r.tok_map = 3 * t.group;
+      r.group = t.group; r.tx = t.tx; r.ty = t.ty; r.row0 = 0; r.tok_map = ${BLOB_GROUP_MAPS} * t.group;
       r.m = groups[t.group].m;
       r.c = (unsigned short *)groups[t.group].c;
       return r;
@@ -365,7 +395,7 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
     int r0, s0;
     const int cnt = moe_expert(moe, lo, &r0, &s0);   // > 0: it has tiles
     const int ty_n = (cnt + ${BLOCK_N - 1}) / ${BLOCK_N}, local = ti - tab[lo];
-    r.group = lo; r.tx = local / ty_n; r.ty = local % ty_n; r.row0 = r0; r.tok_map = 3 * E;
+    r.group = lo; r.tx = local / ty_n; r.ty = local % ty_n; r.row0 = r0; r.tok_map = ${BLOB_GROUP_MAPS} * E;
     r.m = cnt;
     r.c = (unsigned short *)moe.c + (long long)r0 * groups[lo].n;
     return r;
@@ -384,8 +414,8 @@ ${TILE_LOOP}
         const GroupDesc &g = groups[tile.group];
         const int nk = g.k / 64;                  // K % 64 == 0 and K >= 64
         const int x0 = tile.tx * ${BLOCK_M}, y0 = tile.row0 + tile.ty * ${BLOCK_N};
-        const TmaDesc *tok_map = &maps[tile.tok_map], *w_map = &maps[3 * tile.group + 1];
-        const TmaDesc *sf_map = &maps[3 * tile.group + 2];
+        const TmaDesc *tok_map = &maps[tile.tok_map], *w_map = &maps[${BLOB_GROUP_MAPS} * tile.group + 1];
+        const TmaDesc *sf_map = &maps[${BLOB_GROUP_MAPS} * tile.group + 2];
         asm volatile("prefetch.tensormap [%0];" :: "l"(tok_map) : "memory");
         asm volatile("prefetch.tensormap [%0];" :: "l"(w_map) : "memory");
         asm volatile("prefetch.tensormap [%0];" :: "l"(sf_map) : "memory");

@@ -19,12 +19,14 @@
 %   return (rows + 127) // 128 + 1
 % end
 % local SFX_BLK, SFY_BLK = sf_blocks(BLOCK_M), sf_blocks(BLOCK_N)
-% local RAW_X = BLOCK_M * BLOCK_K // 2
-% local RAW_Y = BLOCK_N * BLOCK_K // 2
-% local RAW_SF = (SFX_BLK + SFY_BLK) * KSUB * 512
+% -- The shared-memory layout is the host's (src/fam_sm90.c dual_layout, the SMEM_* parameters);
+% -- the static_asserts after the structs check it against what this kernel needs.
+% local RAW_X = SMEM_RAW_X            -- one stage of packed X rows
+% local RAW_Y = SMEM_RAW_Y
+% local RAW_SF = SMEM_RAW_SF          -- and of their 512-byte scale blocks
 % local RAW_STAGE = RAW_X + RAW_Y + RAW_SF
-% local F_X = BLOCK_M * BLOCK_K * 2   -- fp16 bytes of one X buffer
-% local F_Y = BLOCK_N * BLOCK_K * 2
+% local F_X = SMEM_F_X                -- fp16 bytes of one X buffer
+% local F_Y = SMEM_F_Y
 % local F_STAGE = F_X + F_Y
 % local ACC = BLOCK_N // 2            -- f32 accumulators per thread (m64nNk16: N/2)
 // nvfp4jit generated kernel: ${ARCH} BLOCK_M=${BLOCK_M} BLOCK_N=${BLOCK_N} BLOCK_K=${BLOCK_K} STAGES=${STAGES} SWAP_AB=${SWAP_AB}
@@ -39,6 +41,29 @@ struct BlobHeader {         // 16 bytes; then GroupDesc[num_groups]; then int4 t
   int num_tiles, num_groups, pad0, pad1;
 };
 struct Tile { int group, tx, ty, pad; };
+
+// offsetof for the static_asserts below: NVRTC has no <cstddef>; __INTADDR__ is its front
+// end's (EDG) constant address-of-member; host compilers (the tests' emulator) have the builtin.
+#ifdef __CUDACC_RTC__
+#define NJ_OFFSETOF(T, f) __INTADDR__(&(((T *)0)->f))
+#else
+#define NJ_OFFSETOF(T, f) __builtin_offsetof(T, f)
+#endif
+// The host's half of the contract (src/fam_sm90.c), passed in as parameters: a drift between
+// its structs or its shared-memory layout and what this kernel reads fails to compile here.
+static_assert(sizeof(BlobHeader) == ${BLOB_HDR_BYTES}, "blob header: src/fam_sm90.c dual_hdr");
+static_assert(sizeof(GroupDesc) == ${BLOB_GROUP_BYTES} && NJ_OFFSETOF(GroupDesc, m) == ${BLOB_GROUP_M},
+              "group descriptor: src/fam_sm90.c dual_group");
+static_assert(sizeof(Tile) == ${BLOB_TILE_BYTES}, "tile: src/fam_sm90.c blob_tile");
+static_assert(${F_X} == ${BLOCK_M} * ${BLOCK_K} * 2 && ${F_Y} == ${BLOCK_N} * ${BLOCK_K} * 2,
+              "fp16 buffers: BLOCK_M and BLOCK_N rows of BLOCK_K halves");
+static_assert(${RAW_X} == ${BLOCK_M} * ${BLOCK_K} / 2 && ${RAW_Y} == ${BLOCK_N} * ${BLOCK_K} / 2,
+              "packed stages: rows of BLOCK_K / 2 bytes");
+static_assert(${RAW_SF} == ${SFX_BLK + SFY_BLK} * ${KSUB} * 512,
+              "scale stages: one 512-byte block per 128 rows a tile touches and per 64 k");
+static_assert(${SMEM_RAW_OFF} == 2 * ${F_STAGE}, "the ring follows the two fp16 buffers");
+static_assert(${SMEM_RAW_OFF} + ${STAGES} * ${RAW_STAGE} + 1023 <= ${DYN_SMEM},
+              "the layout and its 1024-byte alignment slack fit the launch's shared memory");
 
 static __device__ __forceinline__ u32 smem_u32(const void *p) {
   return (u32)__cvta_generic_to_shared(p);
@@ -144,8 +169,8 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
   unsigned char *raw = smem + 2 * ${F_STAGE};           // ${STAGES} x ${RAW_STAGE} packed bytes
 
   const BlobHeader *hdr = (const BlobHeader *)blob;
-  const GroupDesc *groups = (const GroupDesc *)(blob + 16);
-  const Tile tile = ((const Tile *)(blob + 16 + 64 * (long long)hdr->num_groups))[blockIdx.x];
+  const GroupDesc *groups = (const GroupDesc *)(blob + ${BLOB_HDR_BYTES});
+  const Tile tile = ((const Tile *)(blob + ${BLOB_HDR_BYTES} + ${BLOB_GROUP_BYTES} * (long long)hdr->num_groups))[blockIdx.x];
   const GroupDesc g = groups[tile.group];
   const int tid = threadIdx.x;
   const int K = g.k;

@@ -6,7 +6,9 @@
 
 #include "cache.h"
 #include "compile.h"
+#include "family.h"
 #include "jit.h"
+#include "template.h"
 #include "testutil.h"
 
 #if __has_include("sm100_cases.inc")
@@ -274,11 +276,73 @@ static void t_resource_parse(void) {
     CHECK(r.registers == 72);
 }
 
+
+/* The layouts C and the templates share are parameters the rendered source static_asserts:
+ * render a variant with one host-side value off (as a drift in fam_sm90.c / fam_sm100.c
+ * would pass it) and NVRTC refuses it, naming the layout. */
+static void t_layout_drift(void) {
+    static const struct {
+        const char *variant, *param, *want;
+        long long delta;
+    } cases[] = {
+        {"sm90a:128x32x128:s3:swap", "BLOB_GROUP_BYTES", "dual_group", 8},
+        {"sm90a:128x32x128:s3:swap", "BLOB_GROUP_M", "dual_group", 4},
+        {"sm90a:128x32x128:s3:swap", "SMEM_RAW_SF", "scale stages", 512},
+        {"sm90a:128x64x64:s4:swap:act16", "BLOB_GROUP_WS", "act16_group", 8},
+        {"sm90a:128x64x64:s4:swap:act16", "SMEM_SF_OFF", "rings in order", 1024},
+        {"sm90a:128x64x64:s4:swap:act16p", "MOE_ARGS_BYTES", "nj_moe_args", 8},
+        {"sm100a:128x64x256:s6", "BLOB_HDR_MAPS_OFF", "sm100_hdr", 8},
+        {"sm100a:128x64x256:s6", "TMEM_COLS", "tensor memory", -64},
+    };
+    nvfp4jit_ctx *ctx = mk(NULL);
+    REQUIRE(ctx);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        nvfp4jit_variant v;
+        REQUIRE(nvfp4jit_variant_parse(cases[i].variant, &v) == NVFP4JIT_OK);
+        const family *f = fam_get(v.arch);
+        tmpl_param p[48];
+        int n = 0;
+        p[n++] = (tmpl_param){"ARCH", 1, 0, f->arch_name};
+        p[n++] = (tmpl_param){"BLOCK_M", 0, v.block_m, NULL};
+        p[n++] = (tmpl_param){"BLOCK_N", 0, v.block_n, NULL};
+        p[n++] = (tmpl_param){"BLOCK_K", 0, v.block_k, NULL};
+        p[n++] = (tmpl_param){"STAGES", 0, v.stages, NULL};
+        p[n++] = (tmpl_param){"SWAP_AB", 0, v.swap_ab, NULL};
+        p[n++] = (tmpl_param){"STRATEGY", 0, v.strategy, NULL};
+        p[n++] = (tmpl_param){"THREADS", 0, f->threads(&v), NULL};
+        p[n++] = (tmpl_param){"DYN_SMEM", 0, (long long)f->dyn_smem(&v), NULL};
+        p[n++] = (tmpl_param){"KERNEL_NAME", 1, 0, NJ_KERNEL_NAME};
+        n += f->params(&v, p + n, 48 - n);
+        int found = 0;
+        for (int j = 0; j < n; j++)
+            if (!strcmp(p[j].name, cases[i].param)) {
+                p[j].ival += cases[i].delta;
+                found = 1;
+            }
+        CHECKF(found, "%s: no parameter %s", cases[i].variant, cases[i].param);
+        nj_buf src;
+        nj_buf_init(&src);
+        REQUIRE(tmpl_render(ctx, f->template_name, p, n, &src) == NVFP4JIT_OK);
+        nvrtc_result r;
+        nvrtc_result_init(&r);
+        nvfp4jit_status st = nvrtc_compile(ctx, src.data, "drift.cu", f->arch_name, &r);
+        const char *log = nvfp4jit_last_error(ctx);
+        CHECKF(st == NVFP4JIT_ERR_COMPILE && strstr(log, "static assertion failed") &&
+                   strstr(log, cases[i].want),
+               "%s with %s off by %lld: status %d, log:\n%.2000s", cases[i].variant,
+               cases[i].param, cases[i].delta, (int)st, log);
+        nvrtc_result_free(&r);
+        nj_buf_free(&src);
+    }
+    nvfp4jit_ctx_destroy(ctx);
+}
+
 const test_case tests_compile[] = {
     {"sm90_matrix", t_sm90_matrix},
     {"sm100_matrix", t_sm100_matrix},
     {"forced_failures", t_forced_failures},
     {"real_compile_error", t_real_compile_error},
+    {"layout_drift", t_layout_drift},
     {"cache_paths", t_cache_paths},
     {"dump_dir", t_dump_dir},
     {"resource_parse", t_resource_parse},

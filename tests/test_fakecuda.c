@@ -7,9 +7,12 @@
  * only; without it every test skips. */
 #include <dlfcn.h>
 #include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "fakecuda/fakecuda.h"
 #include "family.h"
+#include "heuristic.h"
 #include "jit.h"
 #include "reference.h"
 #include "testutil.h"
@@ -23,6 +26,7 @@ static struct {
     int (*fail)(const char *);
     void (*hook)(fakecuda_launch_hook, void *);
     void (*pending)(int);
+    void (*set_sms)(int);
     char cache[4096];
     int own_cache;
 } fk;
@@ -86,8 +90,9 @@ static int setup(void) {
     *(void **)&fk.fail = dlsym(h, "fakecuda_fail");
     *(void **)&fk.hook = dlsym(h, "fakecuda_set_launch_hook");
     *(void **)&fk.pending = dlsym(h, "fakecuda_set_events_pending");
+    *(void **)&fk.set_sms = dlsym(h, "fakecuda_set_sms");
     dlclose(h); /* still loaded by the library */
-    if (!fk.stats || !fk.calls || !fk.fail || !fk.hook || !fk.pending) return 0;
+    if (!fk.stats || !fk.calls || !fk.fail || !fk.hook || !fk.pending || !fk.set_sms) return 0;
     fk.hook(hook, NULL);
     /* one cache directory for the area: below the run's NVFP4JIT_CACHE_DIR (tools/test.sh
      * removes it), else a temporary one removed by the last test */
@@ -177,6 +182,85 @@ static void t_device(void) {
     int cc = 0;
     CHECK(nvfp4jit_device_arch(ctx, &cc) == NVFP4JIT_OK && cc == 90);
     CHECK(ctx->device_sms == 132);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+/* The variant nvfp4jit_plan_create chooses in a child process forked now (with everything
+ * this one holds, ctx included), as its name; "" on failure. */
+static void child_choice(nvfp4jit_ctx *ctx, const nvfp4jit_group *g, size_t n, char *out,
+                         size_t cap) {
+    out[0] = 0;
+    int fd[2];
+    if (pipe(fd) != 0) return;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        char name[96] = "";
+        nvfp4jit_plan *p = NULL;
+        if (nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, g, n, NULL, &p) == NVFP4JIT_OK)
+            nvfp4jit_variant_format(nvfp4jit_plan_variant(p, NULL), name, sizeof name);
+        ssize_t w = write(fd[1], name, strlen(name));
+        _exit(w >= 0 ? 0 : 1);
+    }
+    close(fd[1]);
+    size_t len = 0;
+    ssize_t r;
+    while (pid > 0 && len + 1 < cap && (r = read(fd[0], out + len, cap - 1 - len)) > 0)
+        len += (size_t)r;
+    out[len] = 0;
+    close(fd[0]);
+    if (pid > 0) waitpid(pid, NULL, 0);
+}
+
+/* The heuristic's SM count is an input looked up at plan creation: on a device of 66 SMs
+ * (where this set's choice differs from the one at the usual 132) the plan made before any
+ * run and the one made after a run choose the same variant, the device's count is recorded,
+ * and the choice is the heuristic's for 66 SMs. A plan for an arch the device does not run
+ * models that arch's usual count. */
+static void t_choice_sms(void) {
+    SETUP();
+    static const int64_t shape[1][3] = {{128, 2048, 1024}};
+    gset s;
+    REQUIRE(gset_make(&s, shape, 1) == 0);
+    fk.set_sms(66);
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    setenv("NVFP4JIT_NO_TUNE", "1", 1); /* the heuristic's choice, not a tuned entry */
+    nvfp4jit_variant want66, want132;
+    nvfp4jit_choice ch;
+    REQUIRE(heur_choose(ctx, NVFP4JIT_ARCH_SM90A, s.g, 1, 66, &want66, &ch) == NVFP4JIT_OK);
+    REQUIRE(heur_choose(ctx, NVFP4JIT_ARCH_SM90A, s.g, 1, 132, &want132, &ch) == NVFP4JIT_OK);
+    CHECK(memcmp(&want66, &want132, sizeof want66) != 0); /* else the test proves nothing */
+    nvfp4jit_plan *before = NULL, *after = NULL;
+    char child_before[96], child_after[96];
+    child_choice(ctx, s.g, 1, child_before, sizeof child_before); /* another process, now */
+    REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 1, NULL, &before) == NVFP4JIT_OK);
+    const nvfp4jit_variant vb = *nvfp4jit_plan_variant(before, NULL);
+    CHECK(nvfp4jit_plan_run(before, s.g, 1, NULL) == NVFP4JIT_OK); /* the device is known now */
+    child_choice(ctx, s.g, 1, child_after, sizeof child_after); /* and one after the run */
+    REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 1, NULL, &after) == NVFP4JIT_OK);
+    const nvfp4jit_variant va = *nvfp4jit_plan_variant(after, NULL);
+    char nb[96], na[96];
+    nvfp4jit_variant_format(&vb, nb, sizeof nb);
+    nvfp4jit_variant_format(&va, na, sizeof na);
+    CHECKF(memcmp(&vb, &va, sizeof vb) == 0, "before a run %s, after %s", nb, na);
+    CHECKF(memcmp(&vb, &want66, sizeof vb) == 0, "planned %s, not the choice for 66 SMs", nb);
+    CHECKF(!strcmp(child_before, nb) && !strcmp(child_after, nb),
+           "processes chose %s (forked before the run) and %s (after), this one %s",
+           child_before, child_after, nb);
+    CHECK(nvfp4jit_plan_sms(before) == 66 && nvfp4jit_plan_sms(after) == 66);
+    CHECK(nvfp4jit_plan_sms(NULL) == 0);
+    nvfp4jit_plan_destroy(before);
+    nvfp4jit_plan_destroy(after);
+    /* sm_100a on this cc 9.0 device: the B200's 148, whatever the device has */
+    nvfp4jit_plan *p100 = NULL;
+    REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM100A, s.g, 1, NULL, &p100) == NVFP4JIT_OK);
+    CHECK(nvfp4jit_plan_sms(p100) == 148);
+    nvfp4jit_plan_destroy(p100);
+    unsetenv("NVFP4JIT_NO_TUNE");
+    fk.set_sms(132);
+    gset_free(&s);
     nvfp4jit_ctx_destroy(ctx);
 }
 
@@ -389,6 +473,7 @@ static void t_moe(void) {
     REQUIRE(nvfp4jit_moe_plan_info(mp, &info) == NVFP4JIT_OK);
     CHECK(info.variant.strategy == NVFP4JIT_STRATEGY_ACT16P && info.choice == NVFP4JIT_CHOICE_FORCED);
     CHECK(info.grid > 0 && info.device_bytes == 256 * 128 * 2 + sm90_moe_blob_size(E) + 16);
+    CHECK(info.sms == 132); /* the fake device's count, looked up at plan creation */
     nvfp4jit_moe_call call = {mb.a, mb.sfa, mb.c, mb.off, mb.sfoff};
     fakecuda_stats a = stats();
     REQUIRE(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_OK);
@@ -956,6 +1041,7 @@ static void t_cleanup(void) {
 const test_case tests_fakecuda[] = {
     {"device", t_device},
     {"plan_run", t_plan_run},
+    {"choice_sms", t_choice_sms},
     {"capture", t_capture},
     {"act16", t_act16},
     {"moe", t_moe},

@@ -1,4 +1,7 @@
 /* test_variant.c - variant names, validity rules and the enumerated space. */
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "family.h"
 #include "heuristic.h"
 #include "testutil.h"
@@ -140,16 +143,16 @@ static void t_heuristic(void) {
     nvfp4jit_group dec[2] = {{8, 4096, 7168, 0, 0, 0, 0, 0}, {16, 4096, 7168, 0, 0, 0, 0, 0}};
     nvfp4jit_variant v;
     nvfp4jit_choice ch;
-    REQUIRE(heur_choose(ctx, NVFP4JIT_ARCH_SM90A, dec, 2, &v, &ch) == NVFP4JIT_OK);
+    REQUIRE(heur_choose(ctx, NVFP4JIT_ARCH_SM90A, dec, 2, 132, &v, &ch) == NVFP4JIT_OK);
     CHECK(ch == NVFP4JIT_CHOICE_HEURISTIC);
     CHECK(v.swap_ab == 1 && v.block_n <= 32);
     /* prefill: big M -> wide tiles */
     nvfp4jit_group pre[1] = {{4096, 4096, 4096, 0, 0, 0, 0, 0}};
-    REQUIRE(heur_choose(ctx, NVFP4JIT_ARCH_SM90A, pre, 1, &v, &ch) == NVFP4JIT_OK);
+    REQUIRE(heur_choose(ctx, NVFP4JIT_ARCH_SM90A, pre, 1, 132, &v, &ch) == NVFP4JIT_OK);
     CHECK(v.block_m * v.block_n >= 128 * 128);
     /* deterministic */
     nvfp4jit_variant v2;
-    REQUIRE(heur_choose(ctx, NVFP4JIT_ARCH_SM90A, pre, 1, &v2, &ch) == NVFP4JIT_OK);
+    REQUIRE(heur_choose(ctx, NVFP4JIT_ARCH_SM90A, pre, 1, 132, &v2, &ch) == NVFP4JIT_OK);
     CHECK(memcmp(&v, &v2, sizeof v) == 0);
     /* ranking is sorted */
     heur_cand c[8];
@@ -216,10 +219,180 @@ static void t_sm100_stages(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
+
+/* The problem sets of the determinism tests: problems/gpumode.txt bench1..4 plus a decode-like
+ * set of many small groups and a single large group. */
+typedef struct det_set {
+    size_t n;
+    nvfp4jit_group g[64];
+} det_set;
+
+static size_t det_sets(det_set *out) {
+    static const int64_t b1[] = {80, 176, 128, 72, 64, 248, 96, 160};
+    static const int64_t b2[] = {40, 76, 168, 72, 164, 148, 196, 160};
+    size_t k = 0;
+    memset(out, 0, 6 * sizeof *out);
+    for (size_t i = 0; i < 8; i++) out[k].g[i] = (nvfp4jit_group){b1[i], 4096, 7168, 0, 0, 0, 0, 0};
+    out[k++].n = 8;
+    for (size_t i = 0; i < 8; i++) out[k].g[i] = (nvfp4jit_group){b2[i], 7168, 2048, 0, 0, 0, 0, 0};
+    out[k++].n = 8;
+    out[k].g[0] = (nvfp4jit_group){192, 3072, 4096, 0, 0, 0, 0, 0};
+    out[k].g[1] = (nvfp4jit_group){320, 3072, 4096, 0, 0, 0, 0, 0};
+    out[k++].n = 2;
+    out[k].g[0] = (nvfp4jit_group){128, 128, 128, 0, 0, 0, 0, 0}; /* gpumode test8 */
+    for (size_t i = 1; i < 4; i++) out[k].g[i] = out[k].g[0];
+    out[k++].n = 4;
+    for (size_t i = 0; i < 64; i++)
+        out[k].g[i] = (nvfp4jit_group){(int64_t)((i * 7) % 25), 4096, 7168, 0, 0, 0, 0, 0};
+    out[k++].n = 64;
+    out[k].g[0] = (nvfp4jit_group){4096, 4096, 4096, 0, 0, 0, 0, 0};
+    out[k++].n = 1;
+    return k;
+}
+
+static int sgn(int x) { return (x > 0) - (x < 0); }
+
+/* The ranking's comparator is a total order over every candidate list (C11 7.22.5 asks qsort
+ * for one): reflexive, antisymmetric, transitive, and it tells every two variants apart. The
+ * old comparator (a 2 % tie window inside it) failed transitivity on these lists. */
+static void t_rank_total_order(void) {
+    static const nvfp4jit_arch arches[] = {NVFP4JIT_ARCH_SM90A, NVFP4JIT_ARCH_SM100A};
+    static det_set sets[6];
+    size_t nsets = det_sets(sets);
+    long bad_anti = 0, bad_trans = 0, bad_ties = 0;
+    for (size_t a = 0; a < 2; a++)
+        for (size_t s = 0; s < nsets; s++) {
+            size_t total = 0;
+            REQUIRE(heur_rank(NULL, arches[a], sets[s].g, sets[s].n, 132, NULL, 0, &total) ==
+                    NVFP4JIT_OK);
+            heur_cand *c = calloc(total, sizeof *c);
+            REQUIRE(c);
+            REQUIRE(heur_rank(NULL, arches[a], sets[s].g, sets[s].n, 132, c, total, &total) ==
+                    NVFP4JIT_OK);
+            /* pairs: all of them; triples: the best 64 (where the near-ties are) */
+            for (size_t i = 0; i < total; i++) {
+                CHECK(heur_cand_cmp(&c[i], &c[i]) == 0);
+                for (size_t j = i + 1; j < total; j++) {
+                    int ij = heur_cand_cmp(&c[i], &c[j]), ji = heur_cand_cmp(&c[j], &c[i]);
+                    if (sgn(ij) != -sgn(ji)) bad_anti++;
+                    if (ij == 0) bad_ties++; /* distinct variants never compare equal */
+                }
+            }
+            size_t w = total < 64 ? total : 64;
+            for (size_t i = 0; i < w; i++)
+                for (size_t j = 0; j < w; j++)
+                    for (size_t k = 0; k < w; k++)
+                        if (heur_cand_cmp(&c[i], &c[j]) < 0 && heur_cand_cmp(&c[j], &c[k]) < 0 &&
+                            heur_cand_cmp(&c[i], &c[k]) >= 0)
+                            bad_trans++;
+            /* the list heur_rank returns: within 2 % of the fastest candidate left */
+            for (size_t i = 0; i < total; i++)
+                for (size_t j = i + 1; j < total; j++)
+                    if (c[j].est_us * 1.02 < c[i].est_us) bad_ties++;
+            free(c);
+        }
+    CHECKF(bad_anti == 0, "%ld pairs break antisymmetry", bad_anti);
+    CHECKF(bad_trans == 0, "%ld triples break transitivity", bad_trans);
+    CHECKF(bad_ties == 0, "%ld pairs tie or are out of order by more than 2 %%", bad_ties);
+}
+
+/* The same inputs give the same ranking in every process: children forked from here (one of
+ * them after planning other sets first) write their whole rankings to a pipe, and every one
+ * matches this process's. */
+static size_t rank_text(det_set *sets, size_t nsets, char *out, size_t cap) {
+    static const nvfp4jit_arch arches[] = {NVFP4JIT_ARCH_SM90A, NVFP4JIT_ARCH_SM100A};
+    size_t len = 0;
+    for (size_t a = 0; a < 2; a++)
+        for (size_t s = 0; s < nsets; s++) {
+            heur_cand c[16];
+            size_t total = 0;
+            /* an explicit count: a real driver initialised here must not be used in a
+             * forked child (fakecuda.choice_sms forks over the device lookup itself) */
+            if (heur_rank(NULL, arches[a], sets[s].g, sets[s].n, 132, c, 16, &total) !=
+                NVFP4JIT_OK)
+                return 0;
+            for (size_t i = 0; i < total && i < 16 && len + 64 < cap; i++) {
+                len += (size_t)nvfp4jit_variant_format(&c[i].v, out + len, cap - len);
+                out[len++] = ' ';
+            }
+            out[len++] = '\n';
+        }
+    out[len] = 0;
+    return len;
+}
+
+static void t_choice_processes(void) {
+    static det_set sets[6];
+    size_t nsets = det_sets(sets);
+    static char want[65536], got[65536];
+    size_t n = rank_text(sets, nsets, want, sizeof want);
+    REQUIRE(n > 100);
+    for (int child = 0; child < 2; child++) {
+        int fd[2];
+        REQUIRE(pipe(fd) == 0);
+        fflush(NULL);
+        pid_t pid = fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            close(fd[0]);
+            static char mine[65536];
+            if (child == 1) rank_text(sets + 3, nsets - 3, mine, sizeof mine); /* other work first */
+            size_t m = rank_text(sets, nsets, mine, sizeof mine);
+            ssize_t w = write(fd[1], mine, m);
+            _exit(w == (ssize_t)m ? 0 : 1);
+        }
+        close(fd[1]);
+        size_t len = 0;
+        ssize_t r;
+        while ((r = read(fd[0], got + len, sizeof got - 1 - len)) > 0) len += (size_t)r;
+        close(fd[0]);
+        got[len] = 0;
+        int st = 0;
+        REQUIRE(waitpid(pid, &st, 0) == pid);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        CHECKF(len == n && memcmp(got, want, n) == 0, "child %d ranked differently:\n%s\nvs\n%s",
+               child, got, want);
+    }
+}
+
+/* One home for the arch facts: the family table answers cc -> arch, and the public
+ * nvfp4jit_arch_for_cc agrees with it. */
+static void t_family_table(void) {
+    static const nvfp4jit_arch arches[] = {NVFP4JIT_ARCH_SM90A, NVFP4JIT_ARCH_SM100A};
+    for (size_t i = 0; i < 2; i++) {
+        const family *f = fam_get(arches[i]);
+        REQUIRE(f);
+        CHECK(fam_for_cc(f->cc) == f);
+        nvfp4jit_arch a = (nvfp4jit_arch)0;
+        CHECK(nvfp4jit_arch_for_cc(f->cc, &a) == NVFP4JIT_OK && a == f->arch);
+        CHECK(f->default_sms > 0 && f->rates && f->smem_block_max <= f->smem_sm);
+        char name[32];
+        nvfp4jit_variant v = {arches[i], 128, 64, 128, 2, 0, 0};
+        nvfp4jit_variant_format(&v, name, sizeof name);
+        CHECK(strncmp(name, f->short_name, strlen(f->short_name)) == 0);
+    }
+    CHECK(fam_get(NVFP4JIT_ARCH_SM90A)->cc == 90 && fam_get(NVFP4JIT_ARCH_SM100A)->cc == 100);
+    CHECK(fam_get(NVFP4JIT_ARCH_SM90A)->default_sms == 132);
+    CHECK(fam_get(NVFP4JIT_ARCH_SM100A)->default_sms == 148);
+    nvfp4jit_arch a = NVFP4JIT_ARCH_SM90A;
+    CHECK(nvfp4jit_arch_for_cc(89, &a) == NVFP4JIT_ERR_UNSUPPORTED_ARCH && a == NVFP4JIT_ARCH_SM90A);
+    CHECK(nvfp4jit_arch_for_cc(101, &a) == NVFP4JIT_ERR_UNSUPPORTED_ARCH);
+    CHECK(nvfp4jit_arch_for_cc(90, NULL) == NVFP4JIT_ERR_INVALID_ARG);
+    CHECK(fam_for_cc(0) == NULL);
+    /* without a driver (this machine; the variant area never loads the fake) the heuristic
+     * models the family's usual count */
+    if (!getenv("NVFP4JIT_CUDA_DRIVER") && !drv_load()) {
+        CHECK(fam_model_sms(fam_get(NVFP4JIT_ARCH_SM90A)) == 132);
+        CHECK(fam_model_sms(fam_get(NVFP4JIT_ARCH_SM100A)) == 148);
+    }
+}
+
 const test_case tests_variant[] = {
     {"sm100_stages", t_sm100_stages},
     {"format_parse", t_format_parse},
     {"parse_strict", t_parse_strict},
     {"format_null", t_format_null}, {"sm90_rules", t_sm90_rules}, {"sm100_rules", t_sm100_rules},
-    {"space", t_space},               {"heuristic", t_heuristic},   {0, 0},
+    {"space", t_space},               {"heuristic", t_heuristic},
+    {"rank_total_order", t_rank_total_order}, {"choice_processes", t_choice_processes},
+    {"family_table", t_family_table},           {0, 0},
 };

@@ -24,11 +24,7 @@ int tool_device_cc(nvfp4jit_ctx *ctx, char *why, size_t why_n) {
 }
 
 int tool_arch_for_cc(int cc, nvfp4jit_arch *arch) {
-    /* NOTE: an "a" target runs only on exactly that capability (sm_90a on 9.0, sm_100a on
-     * 10.0); there is no forward compatibility for arch-specific features. */
-    if (cc == 90) { *arch = NVFP4JIT_ARCH_SM90A; return 0; }
-    if (cc == 100) { *arch = NVFP4JIT_ARCH_SM100A; return 0; }
-    return -1;
+    return nvfp4jit_arch_for_cc(cc, arch) == NVFP4JIT_OK ? 0 : -1;
 }
 
 int tool_cu_fail(const char *cmd, const tool_dev *d, CUresult r, const char *what) {

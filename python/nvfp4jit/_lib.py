@@ -114,7 +114,8 @@ class WeightsDesc(ctypes.Structure):
 
 class MoeInfo(ctypes.Structure):
     _fields_ = [("variant", Variant), ("choice", c_int), ("device_bytes", c_size_t),
-                ("setup_ms", c_double), ("grid", ctypes.c_uint), ("prep_grid", ctypes.c_uint)]
+                ("setup_ms", c_double), ("grid", ctypes.c_uint), ("prep_grid", ctypes.c_uint),
+                ("sms", c_int)]
 
 
 class MoeCall(ctypes.Structure):
@@ -165,6 +166,7 @@ nvfp4jit_plan_create = _fn("nvfp4jit_plan_create", c_int, _ctx_p, c_int, c_void_
 nvfp4jit_plan_destroy = _fn("nvfp4jit_plan_destroy", None, c_void_p)
 nvfp4jit_plan_variant = _fn("nvfp4jit_plan_variant", P(Variant), c_void_p, P(c_int))
 nvfp4jit_plan_kernel = _fn("nvfp4jit_plan_kernel", c_void_p, c_void_p)
+nvfp4jit_plan_sms = _fn("nvfp4jit_plan_sms", c_int, c_void_p)
 nvfp4jit_plan_run = _fn("nvfp4jit_plan_run", c_int, c_void_p, c_void_p, c_size_t, c_void_p)
 nvfp4jit_tune = _fn("nvfp4jit_tune", c_int, _ctx_p, c_int, c_void_p, c_size_t, P(TuneOptions),
                     P(Variant), P(c_double))

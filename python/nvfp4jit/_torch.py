@@ -451,7 +451,7 @@ class MoEPlan:
         self.info = dict(variant=_vformat(info.variant),
                          choice=_lib.CHOICE.get(info.choice, str(info.choice)),
                          device_bytes=info.device_bytes, setup_ms=info.setup_ms,
-                         grid=info.grid, prep_grid=info.prep_grid)
+                         grid=info.grid, prep_grid=info.prep_grid, sms=info.sms)
         self.variant = self.info["variant"]
         #: rows of the token-scale buffer a call needs (moe_scale_rows(max_rows, E))
         self.scale_rows = moe_scale_rows(self.max_rows, weights.num_experts)

@@ -160,6 +160,12 @@ FK_API void fakecuda_set_events_pending(int on) {
     UNLOCK();
 }
 
+FK_API void fakecuda_set_sms(int sms) {
+    LOCK();
+    g_sms = sms;
+    UNLOCK();
+}
+
 /* ---- handles: every object is a tagged heap block on one list ---- */
 enum { K_DEV = 1, K_HOST, K_STREAM, K_EVENT, K_MODULE, K_GRAPH, K_EXEC };
 typedef struct fk_obj {

@@ -70,5 +70,8 @@ void fakecuda_set_launch_hook(fakecuda_launch_hook hook, void *user);
 /* 1: a recorded event stays "not ready" for cuEventQuery until it is synchronised (directly,
  * or by cuStreamSynchronize / cuCtxSynchronize). */
 void fakecuda_set_events_pending(int on);
+/* The device's SM count from now on (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT and the
+ * co-residency limit); $FAKECUDA_SMS (read at cuInit, default 132) sets it first. */
+void fakecuda_set_sms(int sms);
 
 #endif

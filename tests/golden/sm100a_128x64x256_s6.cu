@@ -14,6 +14,33 @@ struct BlobHeader {           // 64 bytes
 struct __align__(64) TmaDesc { u64 opaque[16]; };   // CUtensorMap: 128 bytes, 64-byte aligned
 struct Tile { int group, off_m, off_n, k; };
 
+// offsetof for the static_asserts below: NVRTC has no <cstddef>; __INTADDR__ is its front
+// end's (EDG) constant address-of-member; host compilers (the tests' emulator) have the builtin.
+#ifdef __CUDACC_RTC__
+#define NJ_OFFSETOF(T, f) __INTADDR__(&(((T *)0)->f))
+#else
+#define NJ_OFFSETOF(T, f) __builtin_offsetof(T, f)
+#endif
+// The host's half of the contract (src/fam_sm100.c), passed in as parameters: a drift between
+// its structs, its shared-memory layout or its tensor-memory allocation and what this kernel
+// uses fails to compile here.
+static_assert(sizeof(BlobHeader) == 64 && NJ_OFFSETOF(BlobHeader, maps_off) == 16,
+              "blob header: src/fam_sm100.c sm100_hdr");
+static_assert(sizeof(GroupDesc) == 32 && NJ_OFFSETOF(GroupDesc, m) == 24,
+              "group descriptor: src/fam_sm100.c sm100_group");
+static_assert(sizeof(TmaDesc) == 128, "tensor map: CUtensorMap");
+static_assert(sizeof(Tile) == 16, "tile: src/fam_sm100.c sm100_tile");
+static_assert(16384 == 128 * 128 && 8192 == 64 * 128,
+              "A and B stages: the TMA boxes of BLOCK_M and BLOCK_N rows of BLOCK_K e2m1");
+static_assert(2048 == 4 * 512, "a scale stage: one 512-byte block (128 rows x 64 k) per MMA_K step");
+static_assert(28672 % 1024 == 0 && 16384 % 1024 == 0 && 8192 % 1024 == 0,
+              "stages and tiles on 1024-byte boundaries (the swizzle atom)");
+static_assert(6 * 28672 + 1023 <= 173056,
+              "the stages and their 1024-byte alignment slack fit the launch's shared memory");
+static_assert(128 >= 96 && 128 >= 32 && 128 <= 512 &&
+              (128 & (128 - 1)) == 0,
+              "tensor memory: a power of two >= 32 columns holding the accumulator, SFA and SFB");
+
 // L2 cache hints (PTX ISA "createpolicy" encodings used by the seed)
 constexpr u64 EVICT_FIRST = 0x12F0000000000000ULL;
 constexpr u64 EVICT_LAST  = 0x14F0000000000000ULL;

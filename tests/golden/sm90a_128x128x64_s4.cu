@@ -11,6 +11,29 @@ struct BlobHeader {         // 16 bytes; then GroupDesc[num_groups]; then int4 t
 };
 struct Tile { int group, tx, ty, pad; };
 
+// offsetof for the static_asserts below: NVRTC has no <cstddef>; __INTADDR__ is its front
+// end's (EDG) constant address-of-member; host compilers (the tests' emulator) have the builtin.
+#ifdef __CUDACC_RTC__
+#define NJ_OFFSETOF(T, f) __INTADDR__(&(((T *)0)->f))
+#else
+#define NJ_OFFSETOF(T, f) __builtin_offsetof(T, f)
+#endif
+// The host's half of the contract (src/fam_sm90.c), passed in as parameters: a drift between
+// its structs or its shared-memory layout and what this kernel reads fails to compile here.
+static_assert(sizeof(BlobHeader) == 16, "blob header: src/fam_sm90.c dual_hdr");
+static_assert(sizeof(GroupDesc) == 64 && NJ_OFFSETOF(GroupDesc, m) == 40,
+              "group descriptor: src/fam_sm90.c dual_group");
+static_assert(sizeof(Tile) == 16, "tile: src/fam_sm90.c blob_tile");
+static_assert(16384 == 128 * 64 * 2 && 16384 == 128 * 64 * 2,
+              "fp16 buffers: BLOCK_M and BLOCK_N rows of BLOCK_K halves");
+static_assert(4096 == 128 * 64 / 2 && 4096 == 128 * 64 / 2,
+              "packed stages: rows of BLOCK_K / 2 bytes");
+static_assert(1024 == 2 * 1 * 512,
+              "scale stages: one 512-byte block per 128 rows a tile touches and per 64 k");
+static_assert(65536 == 2 * 32768, "the ring follows the two fp16 buffers");
+static_assert(65536 + 4 * 9216 + 1023 <= 103424,
+              "the layout and its 1024-byte alignment slack fit the launch's shared memory");
+
 static __device__ __forceinline__ u32 smem_u32(const void *p) {
   return (u32)__cvta_generic_to_shared(p);
 }
