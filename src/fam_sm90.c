@@ -61,8 +61,8 @@ static int act16_consumer_regs(const nvfp4jit_variant *v) {
 static size_t sm90_dyn_smem(const nvfp4jit_variant *v) {
     if (is_act16(v))
         return (size_t)v->stages * ((size_t)v->block_n * 128 + (size_t)v->block_m * 32 +
-                                    (size_t)act16_sf_blocks(v) * 512 + 16) +
-               1024; /* + the mbarriers, + slack for 1024-byte alignment */
+                                    (size_t)act16_sf_blocks(v) * 512 + 16 + 4) +
+               1024; /* + the mbarriers and each stage's tile, + slack for 1024-byte alignment */
     size_t ksub = (size_t)v->block_k / 64;
     size_t raw = (size_t)(v->block_m + v->block_n) * v->block_k / 2 +
                  (size_t)(sf_blocks(v->block_m) + sf_blocks(v->block_n)) * ksub * 512;
@@ -344,7 +344,8 @@ static int sm90_fits(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t 
 size_t sm90_moe_blob_size(int experts) { return act16_maps_off((size_t)experts) + 384 * (size_t)experts + 128; }
 
 size_t sm90_moe_dyn_smem(const nvfp4jit_variant *v, int experts) {
-    return sm90_dyn_smem(v) + 4 * ((size_t)experts + 1);
+    /* MoE: tile table [E+1], offsets [E+1], scale offsets [E], counts [E] (int32) */
+    return sm90_dyn_smem(v) + 4 * (4 * (size_t)experts + 2);
 }
 
 int sm90_moe_fits(const nvfp4jit_variant *v, int experts) {

@@ -32,4 +32,13 @@ nvfp4jit_status heur_rank(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_
 nvfp4jit_status heur_choose(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_group *g,
                             size_t n, nvfp4jit_variant *v, nvfp4jit_choice *choice);
 
+/* The MoE heuristic (src/moe.c): row counts of max_rows tokens over `experts` experts at
+ * the quantiles of distribution `kind` (0 even, 1 Poisson, 2 exponential), ascending, into
+ * out[experts]; the variant a MoE plan of that shape runs with (least worst-case regret over
+ * the kinds); whether a variant can serve a MoE plan (act16 becomes act16p in *v). */
+void nj_moe_counts(int64_t max_rows, int experts, int kind, int64_t *out);
+nvfp4jit_status nj_moe_choose(nvfp4jit_ctx *ctx, int experts, int64_t n, int64_t k,
+                              int64_t max_rows, nvfp4jit_variant *v);
+int nj_moe_usable(nvfp4jit_variant *v, int experts);
+
 #endif
