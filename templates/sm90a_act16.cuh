@@ -40,6 +40,7 @@
 % local TILE_LOOP = PERSIST and "  for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {"
 %             or "  { const int ti = blockIdx.x; (void)num_tiles;"
 % local WG = BLOCK_M // 64
+% local PREP = BLOCK_N >= 64 and 16 or 4   -- MoE phase 1: token items per lane in flight
 % local ACC = BLOCK_N // 2
 % -- 128-row scale blocks a weight tile touches (it starts at 0 or 64 inside a block; fam_sm90.c)
 % local SFB_BLK = ((BLOCK_M % 128 == 0 and 0 or 64) + BLOCK_M + 127) // 128
@@ -233,7 +234,74 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
   const int tid = threadIdx.x, wg = tid / 128;   // wg == ${WG}: the producer warp
   const u32 full0 = smem_u32(smem + ${BAR_OFF}), empty0 = full0 + ${8 * STAGES};
   int *offs = tab + E + 1, *sofs = offs + E + 1, *cnts = sofs + E;   // MoE: copies, counts
+  // The tile's group (MoE: expert), weight and token tile, its first token row in the token
+  // map, its token count and C.
+  auto tile_at = [&](int ti) -> TileInfo {
+    TileInfo r;
+    if (!moe.offsets) {
+      const Tile t = tiles[ti];
+      r.group = t.group; r.tx = t.tx; r.ty = t.ty; r.row0 = 0; r.tok_map = 3 * t.group;
+      r.m = groups[t.group].m;
+      r.c = (unsigned short *)groups[t.group].c;
+      return r;
+    }
+    int lo = 0, hi = E - 1;   // the last expert whose first tile is <= ti
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (tab[mid] <= ti) lo = mid; else hi = mid - 1;
+    }
+    const int cnt = cnts[lo], r0 = offs[lo];   // > 0: it has tiles
+    const int ty_n = (cnt + ${BLOCK_N - 1}) / ${BLOCK_N}, local = ti - tab[lo];
+    r.group = lo; r.tx = local / ty_n; r.ty = local % ty_n; r.row0 = r0; r.tok_map = 3 * E;
+    r.m = cnt;
+    r.c = (unsigned short *)moe.c + (long long)r0 * groups[lo].n;
+    return r;
+  };
+
+  // One stage of a tile: its full barrier expects all the stage's bytes (tokens, weights,
+  // weight scales); `what` 1 = tokens, 2 = weights and scales, 3 = both.
+  auto load_stage = [&](const TileInfo &tile, int kt, int it, int what) {
+    const GroupDesc &g = groups[tile.group];
+    const int nk = g.k / 64;                  // K % 64 == 0 and K >= 64
+    const int x0 = tile.tx * ${BLOCK_M}, y0 = tile.row0 + tile.ty * ${BLOCK_N};
+    const u32 base = smem_u32(smem);
+    const int slot = it % ${STAGES};
+    const u32 full = full0 + 8 * slot;
+    if (what & 1) tma_2d(base + slot * ${TOK_BYTES}, &maps[tile.tok_map], kt * 64, y0, full);
+    if (what & 2) {
+      const int sfb_last = (g.n + 127) / 128 - 1 - x0 / 128;  // last block of the array, from x0's
+      tma_2d(base + ${W_OFF} + slot * ${W_BYTES}, &maps[3 * tile.group + 1], kt * 32, x0, full);
+% for b = 0, SFB_BLK - 1 do
+      // a block past the last one (the tile's rows past N; their results are never
+      // stored) is replaced by the last one, so no read leaves the scale array
+      tma_2d(base + ${SF_OFF} + slot * ${SF_BYTES} + ${b * 512}, &maps[3 * tile.group + 2], 0,
+             (x0 / 128 + min(${b}, sfb_last)) * nk + kt, full);
+% end
+    }
+  };
+% if PERSIST then
+  // MoE, before phase 1: the weights and scales of the first stages of this CTA's first tile
+  // (stages 0.., `it` 0..); @return how many.
+  auto load_first = [&](const TileInfo &tile) -> int {
+    const int n = min(${STAGES}, groups[tile.group].k / 64);
+    int *tile_of = (int *)(smem + ${TILE_OF});
+    tile_of[0] = blockIdx.x;
+    for (int kt = 0; kt < n; kt++) {
+      mbar_expect_tx(full0 + 8 * kt, ${TX});
+      load_stage(tile, kt, kt, 2);
+    }
+    return n;
+  };
+% end
+  if (tid == 0) {
+    for (int s = 0; s < ${STAGES}; s++) {
+      mbar_init(full0 + 8 * s, 1);                // the producer's arrive.expect_tx
+      mbar_init(empty0 + 8 * s, ${4 * WG});       // one arrive per consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
   int moe_void = 0;   // MoE: offsets not monotone inside [0, max_rows]: the call does nothing
+  int pre = 0;        // MoE: stages of the CTA's first tile whose weights load during phase 1
   if (moe.offsets) {
     // Phase 0: the offsets, copied to shared memory once (coalesced), then each expert's
     // count (or fault) and tiles (weight tiles outer, as in the grouped blob), and a prefix
@@ -273,6 +341,16 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
       if (tid == 0) tab[0] = 0;
     }
     __syncthreads();
+    num_tiles = moe_void ? 0 : tab[E];
+% if PERSIST then
+    // The first tile of this CTA (its blockIdx) is known now: its producer starts the first
+    // stages' weight and scale loads, which need nothing from phase 1, so that their DRAM
+    // time overlaps the token conversion and the grid barrier (in the grouped call they
+    // start only when the GEMM kernel does); the token loads of those stages follow the
+    // barrier. The stages' full barriers expect all their bytes from the start.
+    if (tid == ${WG * 128} && (int)blockIdx.x < num_tiles)
+      pre = load_first(tile_at(blockIdx.x));
+% end
     // Phase 1: the whole grid converts the tokens, then waits for every CTA. The fp16 tokens
     // are written by ordinary stores (generic proxy) and read by TMA (async proxy) in other
     // CTAs: fence.proxy.async.global orders them for the async proxy (PTX ISA "Memory
@@ -282,18 +360,21 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
     // reads the generation, then arrives; the last arrival resets the count and bumps the
     // generation, which releases the others (no division: a 64-bit one is a subroutine call,
     // and calls serialise wgmma, C7509). Every CTA takes part in the barrier, voided or not.
-    // Work unit: 128 items (16 values each) of one token row, rows up to the last offset
-    // only; unit u goes to CTA u % grid (so the rows spread over every SM: one row per warp
-    // in CTA order left the work on the first CTAs, and phase 1 took 15-26 us on decode64).
-    // The unit's expert is searched once in shared memory, then each lane loads its 4 items
-    // before any store (a load after a store through char pointers cannot be hoisted: one
-    // DRAM round trip per item).
+    // Work unit: 32 x PREP items (16 values each) of one token row, rows up to the last
+    // offset only; unit u goes to CTA u % grid (so the rows spread over every SM: one row per
+    // warp in CTA order left the work on the first CTAs, and phase 1 took 15-26 us on
+    // decode64). The unit's expert is searched once in shared memory, then each lane loads
+    // its PREP items before any store (a load after a store through char pointers cannot be
+    // hoisted: one DRAM round trip per item). The persistent grid has few warps per SM (9 on
+    // 128x128 tiles, against 64 for the grouped call's prep kernel), so the wide-token
+    // variants, whose registers are there anyway for the accumulators, keep 16 loads per
+    // lane in flight; the small-token ones (86 registers) 4.
     const int K = groups[0].k, per_row = K / 16, lane = tid % 32;
     const int rows = moe_void ? 0 : min(offs[E], moe.max_rows);
-    const int chunks = (per_row + 127) / 128, units = rows * chunks;
+    const int chunks = (per_row + ${32 * PREP - 1}) / ${32 * PREP}, units = rows * chunks;
     for (int u = blockIdx.x + gridDim.x * (tid / 32); u < units;
          u += gridDim.x * ${THREADS // 32}) {
-      const int r = u / chunks, j0 = (u - r * chunks) * 128 + lane;
+      const int r = u / chunks, j0 = (u - r * chunks) * ${32 * PREP} + lane;
       int lo = 0, hi = E - 1;
       while (lo < hi) {
         const int mid = (lo + hi + 1) / 2;
@@ -306,10 +387,10 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
       const unsigned char *sfa = (const unsigned char *)moe.sfa + (long long)sofs[lo] * (K / 16) +
                                  (m / 128) * (K / 64) * 512 + (m % 32) * 16 + ((m % 128) / 32) * 4;
       unsigned char *ws = (unsigned char *)groups[0].ws + (long long)r * K * 2;
-      uint2 q[4];
-      u32 sb[4];
+      uint2 q[${PREP}];
+      u32 sb[${PREP}];
 #pragma unroll
-      for (int i = 0; i < 4; i++) {
+      for (int i = 0; i < ${PREP}; i++) {
         const int j = j0 + 32 * i;
         if (j < per_row) {
           q[i] = *(const uint2 *)(a + j * 8);
@@ -317,7 +398,7 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
         }
       }
 #pragma unroll
-      for (int i = 0; i < 4; i++) {
+      for (int i = 0; i < ${PREP}; i++) {
         const int j = j0 + 32 * i;
         if (j < per_row) {
           const u32 s2 = scale_f16x2(sb[i]);
@@ -353,43 +434,10 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
       __threadfence();
     }
   }
-  if (tid == 0) {
-    for (int s = 0; s < ${STAGES}; s++) {
-      mbar_init(full0 + 8 * s, 1);                // the producer's arrive.expect_tx
-      mbar_init(empty0 + 8 * s, ${4 * WG});       // one arrive per consumer warp
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
   __syncthreads();
-  if (moe.offsets) num_tiles = moe_void ? 0 : tab[E];
-  // The tile's group (MoE: expert), weight and token tile, its first token row in the token
-  // map, its token count and C.
-  auto tile_at = [&](int ti) -> TileInfo {
-    TileInfo r;
-    if (!moe.offsets) {
-      const Tile t = tiles[ti];
-      r.group = t.group; r.tx = t.tx; r.ty = t.ty; r.row0 = 0; r.tok_map = 3 * t.group;
-      r.m = groups[t.group].m;
-      r.c = (unsigned short *)groups[t.group].c;
-      return r;
-    }
-    int lo = 0, hi = E - 1;   // the last expert whose first tile is <= ti
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) / 2;
-      if (tab[mid] <= ti) lo = mid; else hi = mid - 1;
-    }
-    const int cnt = cnts[lo], r0 = offs[lo];   // > 0: it has tiles
-    const int ty_n = (cnt + ${BLOCK_N - 1}) / ${BLOCK_N}, local = ti - tab[lo];
-    r.group = lo; r.tx = local / ty_n; r.ty = local % ty_n; r.row0 = r0; r.tok_map = 3 * E;
-    r.m = cnt;
-    r.c = (unsigned short *)moe.c + (long long)r0 * groups[lo].n;
-    return r;
-  };
-
   if (wg == ${WG}) {
     // ---- producer ----
     if (tid == ${WG * 128}) {
-      const u32 base = smem_u32(smem);
       // MoE: the fp16 tokens were written by other CTAs' generic stores before the grid
       // barrier; order them before this thread's TMA (async proxy) reads as well.
       if (moe.offsets) asm volatile("fence.proxy.async.global;" ::: "memory");
@@ -409,35 +457,26 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
 ${TILE_LOOP}
 % end
         const TileInfo tile = tile_at(ti);
-        const GroupDesc &g = groups[tile.group];
-        const int nk = g.k / 64;                  // K % 64 == 0 and K >= 64
-        const int x0 = tile.tx * ${BLOCK_M}, y0 = tile.row0 + tile.ty * ${BLOCK_N};
-        const TmaDesc *tok_map = &maps[tile.tok_map], *w_map = &maps[3 * tile.group + 1];
-        const TmaDesc *sf_map = &maps[3 * tile.group + 2];
-        asm volatile("prefetch.tensormap [%0];" :: "l"(tok_map) : "memory");
-        asm volatile("prefetch.tensormap [%0];" :: "l"(w_map) : "memory");
-        asm volatile("prefetch.tensormap [%0];" :: "l"(sf_map) : "memory");
+        const int nk = groups[tile.group].k / 64;
+        asm volatile("prefetch.tensormap [%0];" :: "l"(&maps[tile.tok_map]) : "memory");
+        asm volatile("prefetch.tensormap [%0];" :: "l"(&maps[3 * tile.group + 1]) : "memory");
+        asm volatile("prefetch.tensormap [%0];" :: "l"(&maps[3 * tile.group + 2]) : "memory");
         // (No fence.proxy.tensormap::generic.acquire of the maps, which a host copy wrote
         // before the launch: three per tile cost decode64-up 377 -> 505 us on the H200, one
         // tile per CTA. Open question in the closing notes of 2026-12-03: __grid_constant__
         // maps or one acquire per CTA.)
-        const int sfb_last = (g.n + 127) / 128 - 1 - x0 / 128;  // last block of the array, from x0's
         for (int kt = 0; kt < nk; kt++, it++) {
+          if (it < pre) {   // MoE: weights and scales already on their way (load_first)
+            load_stage(tile, kt, it, 1);
+            continue;
+          }
           const int slot = it % ${STAGES};
           if (it >= ${STAGES}) mbar_wait(empty0 + 8 * slot, ((it / ${STAGES}) - 1) & 1);
-          const u32 full = full0 + 8 * slot;
 % if PERSIST then
           if (kt == 0) tile_of[slot] = ti;
 % end
-          mbar_expect_tx(full, ${TX});
-          tma_2d(base + slot * ${TOK_BYTES}, tok_map, kt * 64, y0, full);
-          tma_2d(base + ${W_OFF} + slot * ${W_BYTES}, w_map, kt * 32, x0, full);
-% for b = 0, SFB_BLK - 1 do
-          // a block past the last one (the tile's rows past N; their results are never
-          // stored) is replaced by the last one, so no read leaves the scale array
-          tma_2d(base + ${SF_OFF} + slot * ${SF_BYTES} + ${b * 512}, sf_map, 0,
-                 (x0 / 128 + min(${b}, sfb_last)) * nk + kt, full);
-% end
+          mbar_expect_tx(full0 + 8 * slot, ${TX});
+          load_stage(tile, kt, it, 3);
         }
 % if PERSIST then
         ti = next;
