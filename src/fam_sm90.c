@@ -65,7 +65,9 @@ typedef struct act16_smem {
     size_t tok, w, sf;        /* one stage: fp16 tokens, packed weights, weight scales */
     size_t w_off, sf_off;     /* rings (tokens at 0) */
     size_t bar_off;           /* 2 x STAGES mbarriers */
-    size_t moe_off;           /* the MoE entry's tile table (4 (E + 1) bytes) */
+    size_t tile_of;           /* act16p: the tile each stage carries (STAGES ints) */
+    size_t moe_off;           /* the MoE entry's tables: tiles, offsets, scale offsets, counts
+                               * (4 (4 E + 2) bytes) */
     size_t end;               /* the grouped kernel's end (= moe_off) */
 } act16_smem;
 
@@ -121,7 +123,8 @@ static void act16_layout(const nvfp4jit_variant *v, act16_smem *l) {
     l->w_off = st * l->tok;
     l->sf_off = l->w_off + st * l->w;
     l->bar_off = l->sf_off + st * l->sf;
-    l->moe_off = l->bar_off + 16 * st;
+    l->tile_of = l->bar_off + 16 * st;
+    l->moe_off = l->tile_of + 4 * st;
     l->end = l->moe_off;
 }
 
@@ -257,6 +260,7 @@ static int sm90_params(const nvfp4jit_variant *v, tmpl_param *p, int cap) {
         PARAM("SMEM_W_OFF", l.w_off);
         PARAM("SMEM_SF_OFF", l.sf_off);
         PARAM("SMEM_BAR_OFF", l.bar_off);
+        PARAM("SMEM_TILE_OF", l.tile_of);
         PARAM("SMEM_MOE_OFF", l.moe_off);
         return n;
     }
@@ -454,7 +458,8 @@ size_t sm90_moe_blob_size(int experts) {
 }
 
 size_t sm90_moe_dyn_smem(const nvfp4jit_variant *v, int experts) {
-    return sm90_dyn_smem(v) + 4 * ((size_t)experts + 1);
+    /* MoE: tile table [E+1], offsets [E+1], scale offsets [E], counts [E] (int32) */
+    return sm90_dyn_smem(v) + 4 * (4 * (size_t)experts + 2);
 }
 
 int sm90_moe_fits(const nvfp4jit_variant *v, int experts) {

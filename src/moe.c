@@ -8,6 +8,7 @@
  * cooperative launch and nothing else (two launches cost ~7 us of host time on the H200
  * host), and a CUDA graph of a run stays right whatever happens between its replays. */
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,7 +123,7 @@ NVFP4JIT_API void nvfp4jit_weights_destroy(nvfp4jit_weights *w) {
 
 /* The variant of a MoE plan: act16 runs as its act16p twin (the MoE kernel loops over a tile
  * table it builds itself). @return 1 if v can serve the plan. */
-static int moe_usable(nvfp4jit_variant *v, int experts) {
+int nj_moe_usable(nvfp4jit_variant *v, int experts) {
     if (v->arch != NVFP4JIT_ARCH_SM90A) return 0;
     if (v->strategy == NVFP4JIT_STRATEGY_ACT16) v->strategy = NVFP4JIT_STRATEGY_ACT16P;
     if (v->strategy != NVFP4JIT_STRATEGY_ACT16P) return 0;
@@ -130,37 +131,101 @@ static int moe_usable(nvfp4jit_variant *v, int experts) {
     return fam_sm90a.check(v, why, sizeof why) && sm90_moe_fits(v, experts);
 }
 
-static nvfp4jit_status moe_choose(nvfp4jit_weights *w, int64_t max_rows, int sms,
-                                  nvfp4jit_variant *v) {
-    nvfp4jit_ctx *ctx = w->ctx;
-    size_t E = (size_t)w->experts;
-    /* the shape the heuristic sees: max_rows tokens spread evenly over the experts */
+/* The row counts the MoE heuristic ranks variants on: max_rows tokens routed to E experts,
+ * at the quantiles (e + 1/2) / E of a distribution of mean max_rows / E (ascending,
+ * deterministic): kind 0 even (every expert the mean), 1 Poisson (balanced top-k routing),
+ * 2 exponential (popular experts: the busiest holds about ln(2E) times the mean, 4.9x for 64
+ * experts; the idlest almost nothing). */
+void nj_moe_counts(int64_t max_rows, int experts, int kind, int64_t *out) {
+    if (experts < 1) return;
+    const double lam = max_rows > 0 ? (double)max_rows / experts : 0.0;
+    if (lam <= 0 || kind == 0) {
+        for (int e = 0; e < experts; e++)
+            out[e] = max_rows / experts + (e >= experts - max_rows % experts ? 1 : 0);
+        return;
+    }
+    if (kind == 2) { /* quantiles of Exp(1), scaled so that they sum to max_rows */
+        double total = 0;
+        for (int e = 0; e < experts; e++) total += -log(1.0 - (e + 0.5) / experts);
+        for (int e = 0; e < experts; e++)
+            out[e] = (int64_t)floor(-log(1.0 - (e + 0.5) / experts) * (double)max_rows / total +
+                                    0.5);
+        return;
+    }
+    /* Poisson: walk k upward from where the CDF is negligible (below 1e-30, so the sum may
+     * start there), handing out quantiles in order */
+    int64_t k = (int64_t)fmax(0.0, floor(lam - 12.0 * sqrt(lam) - 12.0));
+    const int64_t kmax = (int64_t)ceil(lam + 12.0 * sqrt(lam) + 12.0);
+    const double logl = log(lam);
+    double pmf = exp((double)k * logl - lam - lgamma((double)k + 1.0)), cdf = pmf;
+    int e = 0;
+    while (e < experts) {
+        if (cdf >= (e + 0.5) / experts || k >= kmax) {
+            out[e++] = k;
+            continue;
+        }
+        k++;
+        pmf = exp((double)k * logl - lam - lgamma((double)k + 1.0));
+        cdf += pmf;
+    }
+}
+
+/* The variant a MoE plan of E experts of N x K and max_rows rows runs with, chosen without a
+ * device: the variant whose estimated time is within the smallest factor of the best one's on
+ * every distribution of nj_moe_counts (least worst-case regret), since a plan serves whatever
+ * the router sends; ties go to the earlier candidate of the Poisson ranking. sms: the SM
+ * count modelled (0: the device's where it runs sm_90a, else the family default). An even spread
+ * alone hid the busiest experts: it chose BLOCK_N 16 for decode64-down, whose experts hold up
+ * to 24 rows (two token tiles each, so their weights decoded twice: +25 % on the H200). */
+nvfp4jit_status nj_moe_choose(nvfp4jit_ctx *ctx, int experts, int64_t n, int64_t k,
+                              int64_t max_rows, int sms, nvfp4jit_variant *v) {
+    enum { KINDS = 3 };
+    size_t E = (size_t)experts, cap = 4096;
     nvfp4jit_group *g = calloc(E, sizeof *g);
-    size_t cap = 4096;
-    heur_cand *c = malloc(cap * sizeof *c);
-    if (!g || !c) {
-        free(g);
-        free(c);
-        return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (MoE choice)");
+    int64_t *cnt = malloc(E * sizeof *cnt);
+    heur_cand *c[KINDS] = {NULL, NULL, NULL};
+    size_t count[KINDS] = {0, 0, 0};
+    for (int d = 0; d < KINDS; d++) c[d] = malloc(cap * sizeof *c[d]);
+    nvfp4jit_status s = NVFP4JIT_OK;
+    if (!g || !cnt || !c[0] || !c[1] || !c[2])
+        s = nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (MoE choice)");
+    for (int d = 0; d < KINDS && s == NVFP4JIT_OK; d++) {
+        nj_moe_counts(max_rows, experts, d, cnt);
+        for (size_t e = 0; e < E; e++) g[e] = (nvfp4jit_group){.m = cnt[e], .n = n, .k = k};
+        s = heur_rank(ctx, NVFP4JIT_ARCH_SM90A, g, E, sms, c[d], cap, &count[d]);
+        if (count[d] > cap) count[d] = cap;
     }
-    int64_t per = (max_rows + (int64_t)E - 1) / (int64_t)E;
-    for (size_t e = 0; e < E; e++) {
-        g[e].m = per;
-        g[e].n = w->n;
-        g[e].k = w->k;
-    }
-    size_t count = 0;
-    nvfp4jit_status s = heur_rank(ctx, NVFP4JIT_ARCH_SM90A, g, E, sms, c, cap, &count);
     int found = 0;
-    for (size_t i = 0; s == NVFP4JIT_OK && i < count && i < cap && !found; i++) {
-        *v = c[i].v;
-        found = moe_usable(v, w->experts);
+    double best_regret = 0;
+    /* candidates in the Poisson ranking's order; regret = max over kinds of est / best est */
+    for (size_t i = 0; s == NVFP4JIT_OK && i < count[1]; i++) {
+        nvfp4jit_variant cand = c[1][i].v;
+        if (!nj_moe_usable(&cand, experts)) continue;
+        double regret = 0;
+        for (int d = 0; d < KINDS && regret >= 0; d++) {
+            double est = -1, best = -1;
+            for (size_t j = 0; j < count[d]; j++) {
+                nvfp4jit_variant u = c[d][j].v;
+                if (!nj_moe_usable(&u, experts)) continue;
+                if (best < 0) best = c[d][j].est_us;
+                if (memcmp(&u, &cand, sizeof u) == 0) est = c[d][j].est_us;
+            }
+            if (est < 0 || best <= 0) regret = -1; /* not ranked there: not a candidate */
+            else if (est / best > regret) regret = est / best;
+        }
+        if (regret < 0) continue;
+        if (!found || regret < best_regret) {
+            *v = cand;
+            best_regret = regret;
+            found = 1;
+        }
     }
     free(g);
-    free(c);
+    free(cnt);
+    for (int d = 0; d < KINDS; d++) free(c[d]);
     NJ_FORWARD_IF_ERROR(s);
     NJ_RETURN_IF(ctx, !found, NVFP4JIT_ERR_INVALID_VARIANT,
-                 "no act16/act16p variant fits a MoE layer of %d experts", w->experts);
+                 "no act16/act16p variant fits a MoE layer of %d experts", experts);
     return NVFP4JIT_OK;
 }
 
@@ -195,8 +260,9 @@ static nvfp4jit_status moe_build(nvfp4jit_moe_plan *p, const drv_api *api) {
     DRV_CHECK(ctx, api, cuMemAlloc(&p->status, 8), "cuMemAlloc (MoE error word)");
     int32_t st0[2] = {0, INT_MAX};
     DRV_CHECK(ctx, api, cuMemcpyHtoD(p->status, st0, sizeof st0), "cuMemcpyHtoD (MoE error word)");
-    DRV_CHECK(ctx, api, cuMemAlloc(&p->barrier, 8), "cuMemAlloc (MoE grid barrier)");
-    DRV_CHECK(ctx, api, cuMemsetD8(p->barrier, 0, 8), "cuMemsetD8 (MoE grid barrier)");
+    /* {arrived, generation, next tile, 0}: the grid barrier and phase 2's tile counter */
+    DRV_CHECK(ctx, api, cuMemAlloc(&p->barrier, 16), "cuMemAlloc (MoE grid barrier)");
+    DRV_CHECK(ctx, api, cuMemsetD8(p->barrier, 0, 16), "cuMemsetD8 (MoE grid barrier)");
     /* the tensor maps inside must be 64-byte aligned (cuTensorMapEncodeTiled's contract;
      * malloc gives 16) */
     unsigned char *host = aligned_alloc(64, (bb + 63) / 64 * 64);
@@ -219,7 +285,7 @@ static nvfp4jit_status moe_build(nvfp4jit_moe_plan *p, const drv_api *api) {
                   "cuFuncSetAttribute (MoE shared memory)");
         p->kernel->dyn_smem_attr = (int)p->dyn_smem;
     }
-    p->info.device_bytes = wsb + bb + 16;
+    p->info.device_bytes = wsb + bb + 8 + 16;
     /* persistent grid: as many CTAs as fit on the device at once (small tiles fit several
      * per SM, and decode needs them: with one per SM decode64-down ran 2x slower than the
      * grouped act16 call on the H200), at most the tile count's bound (every expert may add
@@ -268,13 +334,13 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64
     if (force) {
         v = *force;
         NJ_FORWARD_IF_ERROR(nj_variant_check(ctx, &v));
-        NJ_RETURN_IF(ctx, !moe_usable(&v, w->experts), NVFP4JIT_ERR_INVALID_VARIANT,
+        NJ_RETURN_IF(ctx, !nj_moe_usable(&v, w->experts), NVFP4JIT_ERR_INVALID_VARIANT,
                      "MoE calls need an sm_90a act16/act16p variant whose tile table for %d "
                      "experts fits shared memory",
                      w->experts);
         choice = NVFP4JIT_CHOICE_FORCED;
     } else {
-        NJ_FORWARD_IF_ERROR(moe_choose(w, max_rows, sms, &v));
+        NJ_FORWARD_IF_ERROR(nj_moe_choose(ctx, w->experts, w->n, w->k, max_rows, sms, &v));
     }
     nvfp4jit_kernel *k = NULL;
     NJ_FORWARD_IF_ERROR(nj_jit_variant(ctx, &v, &k));

@@ -30,16 +30,17 @@
 % -- set, launched cooperatively (every CTA resident). The blob is then the plan's constant
 % -- one (per expert: weights and scale maps; one token map over the whole workspace at
 % -- maps[3E]); tokens, token scales, C and the expert offsets are kernel parameters, read
-% -- on the device. Phase 1: every thread of the grid converts tokens to fp16 (the prep work,
-% -- each row's expert found by a binary search over the offsets); a grid barrier (a counter
-% -- the plan owns, only ever incremented); phase 2: the GEMM, with a tile table (first tile
-% -- of each expert) built in shared memory. One launch per call. Offsets are untrusted: an
-% -- expert whose rows or scale rows leave the buffers is skipped and reported in
-% -- MoeArgs.status.
+% -- on the device. Phase 0: offsets copied to shared memory, counts, faults and a tile table
+% -- (first tile of each expert); phase 1: every warp of the grid converts token rows to fp16
+% -- (the prep work; a row's expert found by a binary search in shared memory); a grid
+% -- barrier (a counter the plan owns, only ever incremented); phase 2: the GEMM over the tile
+% -- table. One launch per call. Offsets are untrusted: an expert whose rows or scale rows
+% -- leave the buffers is skipped and reported in MoeArgs.status.
 % local PERSIST = (STRATEGY == 2)
 % local TILE_LOOP = PERSIST and "  for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {"
 %             or "  { const int ti = blockIdx.x; (void)num_tiles;"
 % local WG = BLOCK_M // 64
+% local PREP = (STRATEGY == 2 and BLOCK_N >= 64) and 16 or 4   -- MoE phase 1 (act16p only): token items per lane in flight
 % local ACC = BLOCK_N // 2
 % -- 128-row scale blocks a weight tile touches (it starts at 0 or 64 inside a block; fam_sm90.c)
 % local SFB_BLK = ((BLOCK_M % 128 == 0 and 0 or 64) + BLOCK_M + 127) // 128
@@ -72,9 +73,10 @@ struct MoeArgs {             // 64 bytes (src/family.h nj_moe_args); offsets == 
   const int *sf_offsets;     // expert e's scales start at scale row sf_offsets[e] (128 | it)
   int *status;               // {fault bits, lowest faulty expert}: raised here, cleared by the host
   int max_rows, sf_rows;     // rows of A, C and the workspace; rows of the token-scale buffer
-  unsigned *barrier;          // grid barrier of the fused MoE kernel: {arrived, generation}
+  unsigned *barrier;          // the fused MoE kernel's {arrived, generation, next tile, 0}
 };
-% local MOE_OFF = SMEM_MOE_OFF          -- MoE tile table, after the mbarriers
+% local TILE_OF = SMEM_TILE_OF          -- act16p: the tile of each stage (an int each)
+% local MOE_OFF = SMEM_MOE_OFF          -- MoE tile table, after the mbarriers and TILE_OF
 
 // offsetof for the static_asserts below: NVRTC has no <cstddef>; __INTADDR__ is its front
 // end's (EDG) constant address-of-member; host compilers (the tests' emulator) have the builtin.
@@ -100,7 +102,8 @@ static_assert(${SF_BYTES} == ${SFB_BLK} * 512, "a scale stage: the 512-byte bloc
 static_assert(${W_OFF} == ${STAGES} * ${TOK_BYTES} && ${SF_OFF} == ${W_OFF} + ${STAGES} * ${W_BYTES} &&
               ${BAR_OFF} == ${SF_OFF} + ${STAGES} * ${SF_BYTES} && ${BAR_OFF} % 8 == 0,
               "rings in order (tokens, weights, scales), then 8-byte aligned mbarriers");
-static_assert(${MOE_OFF} == ${BAR_OFF} + 16 * ${STAGES}, "the MoE tile table follows the 2 x STAGES mbarriers");
+static_assert(${TILE_OF} == ${BAR_OFF} + 16 * ${STAGES} && ${MOE_OFF} == ${TILE_OF} + 4 * ${STAGES},
+              "the stages' tile words follow the 2 x STAGES mbarriers, the MoE tables follow them");
 static_assert(${MOE_OFF} + 1023 <= ${DYN_SMEM},
               "the layout and its 1024-byte alignment slack fit the launch's shared memory");
 
@@ -130,13 +133,12 @@ static __device__ __forceinline__ void dec8(u32 w, u32 s2, u32 *o) {
 }
 static __device__ __forceinline__ u32 scale_f16x2(u32 sb) { return e4m3x2_to_f16x2(sb | (sb << 8)); }
 
-// Expert e of a MoE call: its first row *r0 and first scale row *s0, and its row count; or
-// minus the fault bits (1: offsets negative or decreasing, 2: rows past max_rows, 4: scale
+// Expert e of a MoE call (offsets and scale offsets as copied to shared memory): its row
+// count, or minus the fault bits (1: offsets negative or decreasing, 2: rows past max_rows, 4: scale
 // offset not a multiple of 128 or scale rows past sf_rows) when it must be skipped.
-static __device__ __forceinline__ int moe_expert(const MoeArgs &p, int e, int *r0, int *s0) {
-  const int a = p.offsets[e], b = p.offsets[e + 1], s = p.sf_offsets[e];
-  *r0 = a;
-  *s0 = s;
+static __device__ __forceinline__ int moe_expert(const MoeArgs &p, const int *offs,
+                                                 const int *sofs, int e) {
+  const int a = offs[e], b = offs[e + 1], s = sofs[e];
   if (a < 0 || b < a) return -1;
   if (b > p.max_rows) return -2;
   if (b > a && (s < 0 || (s & 127) || s > p.sf_rows - ((b - a + 127) & ~127))) return -4;
@@ -162,29 +164,6 @@ static __device__ __forceinline__ void prep_item(const unsigned char *a, const u
   unsigned char *dst = ws + ((long long)m * K + (j / 4) * 64) * 2 + (j % 4) * 4;
 #pragma unroll
   for (int i = 0; i < 8; i++) *(u32 *)(dst + 16 * i) = o[i];
-}
-
-// MoE: item = row * K/16 + j over max_rows rows; the row's expert by binary search (the last
-// expert starting at or before it: empty experts share their successor's start).
-// (32-bit item: a 64-bit division is a subroutine call in SASS, and any call in the GEMM
-// kernel makes ptxas serialise its wgmma (C7509); the host keeps max_rows * K/16 below 2^31.)
-static __device__ __forceinline__ void moe_prep_item(const MoeArgs &moe, const GroupDesc *groups,
-                                                     int E, int item) {
-  const int K = groups[0].k, per_row = K / 16;
-  const int r = item / per_row, j = item % per_row;
-  if (r >= moe.max_rows) return;
-  int lo = 0, hi = E - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if (moe.offsets[mid] <= r) lo = mid; else hi = mid - 1;
-  }
-  int r0, s0;
-  const int cnt = moe_expert(moe, lo, &r0, &s0);
-  if (cnt <= 0 || r < r0 || r >= r0 + cnt) return;   // no expert owns it (or a faulty one)
-  const unsigned char *a = (const unsigned char *)moe.a + (long long)r0 * (K / 2);
-  const unsigned char *sfa = (const unsigned char *)moe.sfa + (long long)s0 * (K / 16);
-  unsigned char *ws = (unsigned char *)groups[0].ws + (long long)r0 * K * 2;
-  prep_item(a, sfa, ws, r - r0, j, K);
 }
 
 extern "C" __global__ void __launch_bounds__(256)
@@ -285,57 +264,66 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
   // phase follow `it`, the CTA's k-step count over all its tiles.
   const int tid = threadIdx.x, wg = tid / 128;   // wg == ${WG}: the producer warp
   const u32 full0 = smem_u32(smem + ${BAR_OFF}), empty0 = full0 + ${8 * STAGES};
-  if (moe.offsets) {
-    // Phase 1 of the fused MoE kernel: the whole grid converts the tokens, then waits for
-    // every CTA. The fp16 tokens are written by ordinary stores (generic proxy) and read by
-    // TMA (async proxy) in other CTAs: fence.proxy.async.global orders them for the async
-    // proxy (PTX ISA "Memory consistency model: proxies"), fences and the release/acquire
-    // pair on the barrier words across CTAs (as cooperative groups' grid sync does). The
-    // launch is cooperative, so every CTA is resident and the spin cannot wait for a CTA
-    // that never starts. Barrier: each CTA reads the generation, then arrives; the last
-    // arrival resets the count and bumps the generation, which releases the others (no
-    // division: a 64-bit one is a subroutine call, and calls serialise wgmma, C7509).
-    // One warp per token row: the row's expert is searched once (the same addresses in every
-    // lane: broadcast loads), then the lanes convert its K/16 items, independent of each other
-    // (a search per item made phase 1 latency-bound: 4-9 % slower than the prep kernel).
-    const int K = groups[0].k, per_row = K / 16, lane = tid % 32;
-    for (int r = blockIdx.x * ${THREADS // 32} + tid / 32; r < moe.max_rows;
-         r += gridDim.x * ${THREADS // 32}) {
-      int lo = 0, hi = E - 1;
-      while (lo < hi) {
-        const int mid = (lo + hi + 1) / 2;
-        if (moe.offsets[mid] <= r) lo = mid; else hi = mid - 1;
-      }
-      int r0, s0;
-      const int cnt = moe_expert(moe, lo, &r0, &s0);
-      if (cnt <= 0 || r < r0 || r >= r0 + cnt) continue;   // no expert owns it (or a faulty one)
-      const unsigned char *a = (const unsigned char *)moe.a + (long long)r0 * (K / 2);
-      const unsigned char *sfa = (const unsigned char *)moe.sfa + (long long)s0 * (K / 16);
-      unsigned char *ws = (unsigned char *)groups[0].ws + (long long)r0 * K * 2;
-#pragma unroll 4
-      for (int j = lane; j < per_row; j += 32) prep_item(a, sfa, ws, r - r0, j, K);
+  int *offs = tab + E + 1, *sofs = offs + E + 1, *cnts = sofs + E;   // MoE: copies, counts
+  // The tile's group (MoE: expert), weight and token tile, its first token row in the token
+  // map, its token count and C.
+  auto tile_at = [&](int ti) -> TileInfo {
+    TileInfo r;
+    if (!moe.offsets) {
+      const Tile t = tiles[ti];
+      r.group = t.group; r.tx = t.tx; r.ty = t.ty; r.row0 = 0; r.tok_map = ${BLOB_GROUP_MAPS} * t.group;
+      r.m = groups[t.group].m;
+      r.c = (unsigned short *)groups[t.group].c;
+      return r;
     }
-    asm volatile("fence.proxy.async.global;" ::: "memory");
-    __syncthreads();
-    if (tid == 0) {
-      unsigned gen, old, now;
-      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(gen) : "l"(moe.barrier + 1) : "memory");
-      __threadfence();
-      asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], 1;" : "=r"(old) : "l"(moe.barrier) : "memory");
-      if (old == gridDim.x - 1) {
-        asm volatile("st.relaxed.gpu.global.u32 [%0], 0;" :: "l"(moe.barrier) : "memory");
-        asm volatile("st.release.gpu.global.u32 [%0], %1;" :: "l"(moe.barrier + 1), "r"(gen + 1) : "memory");
-      } else {
-        for (;;) {
-          asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(now) : "l"(moe.barrier + 1) : "memory");
-          if (now != gen) break;
-          __nanosleep(64);
-        }
-      }
-      __threadfence();
+    int lo = 0, hi = E - 1;   // the last expert whose first tile is <= ti
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (tab[mid] <= ti) lo = mid; else hi = mid - 1;
     }
-    __syncthreads();
-  }
+    const int cnt = cnts[lo], r0 = offs[lo];   // > 0: it has tiles
+    const int ty_n = (cnt + ${BLOCK_N - 1}) / ${BLOCK_N}, local = ti - tab[lo];
+    r.group = lo; r.tx = local / ty_n; r.ty = local % ty_n; r.row0 = r0; r.tok_map = ${BLOB_GROUP_MAPS} * E;
+    r.m = cnt;
+    r.c = (unsigned short *)moe.c + (long long)r0 * groups[lo].n;
+    return r;
+  };
+
+  // One stage of a tile: its full barrier expects all the stage's bytes (tokens, weights,
+  // weight scales); `what` 1 = tokens, 2 = weights and scales, 3 = both.
+  auto load_stage = [&](const TileInfo &tile, int kt, int it, int what) {
+    const GroupDesc &g = groups[tile.group];
+    const int nk = g.k / 64;                  // K % 64 == 0 and K >= 64
+    const int x0 = tile.tx * ${BLOCK_M}, y0 = tile.row0 + tile.ty * ${BLOCK_N};
+    const u32 base = smem_u32(smem);
+    const int slot = it % ${STAGES};
+    const u32 full = full0 + 8 * slot;
+    if (what & 1) tma_2d(base + slot * ${TOK_BYTES}, &maps[tile.tok_map], kt * 64, y0, full);
+    if (what & 2) {
+      const int sfb_last = (g.n + 127) / 128 - 1 - x0 / 128;  // last block of the array, from x0's
+      tma_2d(base + ${W_OFF} + slot * ${W_BYTES}, &maps[${BLOB_GROUP_MAPS} * tile.group + 1], kt * 32, x0, full);
+% for b = 0, SFB_BLK - 1 do
+      // a block past the last one (the tile's rows past N; their results are never
+      // stored) is replaced by the last one, so no read leaves the scale array
+      tma_2d(base + ${SF_OFF} + slot * ${SF_BYTES} + ${b * 512}, &maps[${BLOB_GROUP_MAPS} * tile.group + 2], 0,
+             (x0 / 128 + min(${b}, sfb_last)) * nk + kt, full);
+% end
+    }
+  };
+% if PERSIST then
+  // MoE, before phase 1: the weights and scales of the first stages of this CTA's first tile
+  // (stages 0.., `it` 0..); @return how many.
+  auto load_first = [&](const TileInfo &tile) -> int {
+    const int n = min(${STAGES}, groups[tile.group].k / 64);
+    int *tile_of = (int *)(smem + ${TILE_OF});
+    tile_of[0] = blockIdx.x;
+    for (int kt = 0; kt < n; kt++) {
+      mbar_expect_tx(full0 + 8 * kt, ${TX});
+      load_stage(tile, kt, kt, 2);
+    }
+    return n;
+  };
+% end
   if (tid == 0) {
     for (int s = 0; s < ${STAGES}; s++) {
       mbar_init(full0 + 8 * s, 1);                // the producer's arrive.expect_tx
@@ -344,18 +332,28 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   int moe_void = 0;   // MoE: offsets not monotone inside [0, max_rows]: the call does nothing
+  int pre = 0;        // MoE: stages of the CTA's first tile whose weights load during phase 1
   if (moe.offsets) {
-    // tiles per expert (weight tiles outer, as in the grouped blob), then a prefix sum by warp 0.
+    // Phase 0: the offsets, copied to shared memory once (coalesced), then each expert's
+    // count (or fault) and tiles (weight tiles outer, as in the grouped blob), and a prefix
+    // sum by warp 0. Every later lookup (phase 1's row -> expert search, phase 2's tile ->
+    // expert search) reads shared memory: searching the offsets in global memory made each
+    // step a dependent load (measured: phase 1 took 11-28 us on the H200, bench/RESULTS.md).
     // Row faults (negative, decreasing or past max_rows offsets) void the whole call: only
     // monotone offsets make the experts disjoint (and bound the tile count the host checked);
     // a scale-offset fault skips its expert only.
+    for (int e = tid; e <= E; e += ${THREADS}) {
+      offs[e] = moe.offsets[e];
+      if (e < E) sofs[e] = moe.sf_offsets[e];
+    }
+    __syncthreads();
     const int tiles_x = (groups[0].n + ${BLOCK_M - 1}) / ${BLOCK_M};
     int row_fault = 0;
     for (int e = tid; e < E; e += ${THREADS}) {
-      int r0, s0;
-      const int cnt = moe_expert(moe, e, &r0, &s0);
+      const int cnt = moe_expert(moe, offs, sofs, e);
       if (cnt < 0 && blockIdx.x == 0) moe_fault(moe, e, -cnt);
       row_fault |= cnt == -1 || cnt == -2;
+      cnts[e] = cnt;
       tab[e + 1] = cnt > 0 ? tiles_x * ((cnt + ${BLOCK_N - 1}) / ${BLOCK_N}) : 0;
     }
     moe_void = __syncthreads_or(row_fault);
@@ -373,72 +371,154 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
       }
       if (tid == 0) tab[0] = 0;
     }
+    __syncthreads();
+    num_tiles = moe_void ? 0 : tab[E];
+% if PERSIST then
+    // The first tile of this CTA (its blockIdx) is known now: its producer starts the first
+    // stages' weight and scale loads, which need nothing from phase 1, so that their DRAM
+    // time overlaps the token conversion and the grid barrier (in the grouped call they
+    // start only when the GEMM kernel does); the token loads of those stages follow the
+    // barrier. The stages' full barriers expect all their bytes from the start.
+    if (tid == ${WG * 128} && (int)blockIdx.x < num_tiles)
+      pre = load_first(tile_at(blockIdx.x));
+% end
+    // Phase 1: the whole grid converts the tokens, then waits for every CTA. The fp16 tokens
+    // are written by ordinary stores (generic proxy) and read by TMA (async proxy) in other
+    // CTAs: fence.proxy.async.global orders them for the async proxy (PTX ISA "Memory
+    // consistency model: proxies"), fences and the release/acquire pair on the barrier words
+    // across CTAs (as cooperative groups' grid sync does). The launch is cooperative, so every
+    // CTA is resident and the spin cannot wait for a CTA that never starts. Barrier: each CTA
+    // reads the generation, then arrives; the last arrival resets the count and bumps the
+    // generation, which releases the others (no division: a 64-bit one is a subroutine call,
+    // and calls serialise wgmma, C7509). Every CTA takes part in the barrier, voided or not.
+    // Work unit: 32 x PREP items (16 values each) of one token row, rows up to the last
+    // offset only; unit u goes to CTA u % grid (so the rows spread over every SM: one row per
+    // warp in CTA order left the work on the first CTAs, and phase 1 took 15-26 us on
+    // decode64). The unit's expert is searched once in shared memory, then each lane loads
+    // its PREP items before any store (a load after a store through char pointers cannot be
+    // hoisted: one DRAM round trip per item). The persistent grid has few warps per SM (9 on
+    // 128x128 tiles, against 64 for the grouped call's prep kernel), so the wide-token
+    // variants, whose registers are there anyway for the accumulators, keep 16 loads per
+    // lane in flight; the small-token ones (86 registers) 4.
+    const int K = groups[0].k, per_row = K / 16, lane = tid % 32;
+    const int rows = moe_void ? 0 : min(offs[E], moe.max_rows);
+    const int chunks = (per_row + ${32 * PREP - 1}) / ${32 * PREP}, units = rows * chunks;
+    for (int u = blockIdx.x + gridDim.x * (tid / 32); u < units;
+         u += gridDim.x * ${THREADS // 32}) {
+      const int r = u / chunks, j0 = (u - r * chunks) * ${32 * PREP} + lane;
+      int lo = 0, hi = E - 1;
+      while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (offs[mid] <= r) lo = mid; else hi = mid - 1;
+      }
+      const int cnt = cnts[lo], r0 = offs[lo];
+      if (cnt <= 0 || r < r0 || r >= r0 + cnt) continue;   // no expert owns it (or a faulty one)
+      const unsigned char *a = (const unsigned char *)moe.a + (long long)r * (K / 2);
+      const int m = r - r0;   // the row inside its expert's scale block
+      const unsigned char *sfa = (const unsigned char *)moe.sfa + (long long)sofs[lo] * (K / 16) +
+                                 (m / 128) * (K / 64) * 512 + (m % 32) * 16 + ((m % 128) / 32) * 4;
+      unsigned char *ws = (unsigned char *)groups[0].ws + (long long)r * K * 2;
+      uint2 q[${PREP}];
+      u32 sb[${PREP}];
+#pragma unroll
+      for (int i = 0; i < ${PREP}; i++) {
+        const int j = j0 + 32 * i;
+        if (j < per_row) {
+          q[i] = *(const uint2 *)(a + j * 8);
+          sb[i] = sfa[(j / 4) * 512 + (j % 4)];
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < ${PREP}; i++) {
+        const int j = j0 + 32 * i;
+        if (j < per_row) {
+          const u32 s2 = scale_f16x2(sb[i]);
+          u32 o[8];
+          dec8(q[i].x, s2, o);
+          dec8(q[i].y, s2, o + 4);
+          // pair q -> logical k 8q + 2t (+1) of the 64-k block: byte offset 16q + 4t
+          unsigned char *dst = ws + (j / 4) * 128 + (j % 4) * 4;
+#pragma unroll
+          for (int v = 0; v < 8; v++) *(u32 *)(dst + 16 * v) = o[v];
+        }
+      }
+    }
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+    __syncthreads();
+    if (tid == 0) {
+      unsigned gen, old, now;
+      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(gen) : "l"(moe.barrier + 1) : "memory");
+      __threadfence();
+      asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], 1;" : "=r"(old) : "l"(moe.barrier) : "memory");
+      if (old == gridDim.x - 1) {
+        // (phase 2's tile counter: tiles below gridDim.x are each CTA's first, by blockIdx)
+        asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" :: "l"(moe.barrier + 2), "r"(gridDim.x) : "memory");
+        asm volatile("st.relaxed.gpu.global.u32 [%0], 0;" :: "l"(moe.barrier) : "memory");
+        asm volatile("st.release.gpu.global.u32 [%0], %1;" :: "l"(moe.barrier + 1), "r"(gen + 1) : "memory");
+      } else {
+        for (;;) {
+          asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(now) : "l"(moe.barrier + 1) : "memory");
+          if (now != gen) break;
+          __nanosleep(64);
+        }
+      }
+      __threadfence();
+    }
   }
   __syncthreads();
-  if (moe.offsets) num_tiles = moe_void ? 0 : tab[E];
-  // The tile's group (MoE: expert), weight and token tile, its first token row in the token
-  // map, its token count and C.
-  auto tile_at = [&](int ti) -> TileInfo {
-    TileInfo r;
-    if (!moe.offsets) {
-      const Tile t = tiles[ti];
-      r.group = t.group; r.tx = t.tx; r.ty = t.ty; r.row0 = 0; r.tok_map = ${BLOB_GROUP_MAPS} * t.group;
-      r.m = groups[t.group].m;
-      r.c = (unsigned short *)groups[t.group].c;
-      return r;
-    }
-    int lo = 0, hi = E - 1;   // the last expert whose first tile is <= ti
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) / 2;
-      if (tab[mid] <= ti) lo = mid; else hi = mid - 1;
-    }
-    int r0, s0;
-    const int cnt = moe_expert(moe, lo, &r0, &s0);   // > 0: it has tiles
-    const int ty_n = (cnt + ${BLOCK_N - 1}) / ${BLOCK_N}, local = ti - tab[lo];
-    r.group = lo; r.tx = local / ty_n; r.ty = local % ty_n; r.row0 = r0; r.tok_map = ${BLOB_GROUP_MAPS} * E;
-    r.m = cnt;
-    r.c = (unsigned short *)moe.c + (long long)r0 * groups[lo].n;
-    return r;
-  };
-
   if (wg == ${WG}) {
     // ---- producer ----
     if (tid == ${WG * 128}) {
-      const u32 base = smem_u32(smem);
       // MoE: the fp16 tokens were written by other CTAs' generic stores before the grid
       // barrier; order them before this thread's TMA (async proxy) reads as well.
       if (moe.offsets) asm volatile("fence.proxy.async.global;" ::: "memory");
       int it = 0;
+% if PERSIST then
+      // act16p: the producer picks the tiles and tells the consumers through TILE_OF[slot] of
+      // each tile's first stage (written before the stage's arrive, which releases it to the
+      // consumers' wait); -1 after the last tile ends them. MoE: after each CTA's first tile
+      // (its blockIdx), the next one comes from a counter the grid barrier reset: a CTA takes
+      // a tile when it is ready for one, as the hardware hands out CTAs of a launch with one
+      // CTA per tile (static striding ran the decode sets 3-9 % slower than act16 on the H200).
+      int *tile_of = (int *)(smem + ${TILE_OF});
+      int ti = blockIdx.x;
+      while (ti < num_tiles) {
+        const int next = moe.offsets ? (int)atomicAdd(moe.barrier + 2, 1u) : ti + (int)gridDim.x;
+% else
 ${TILE_LOOP}
+% end
         const TileInfo tile = tile_at(ti);
-        const GroupDesc &g = groups[tile.group];
-        const int nk = g.k / 64;                  // K % 64 == 0 and K >= 64
-        const int x0 = tile.tx * ${BLOCK_M}, y0 = tile.row0 + tile.ty * ${BLOCK_N};
-        const TmaDesc *tok_map = &maps[tile.tok_map], *w_map = &maps[${BLOB_GROUP_MAPS} * tile.group + 1];
-        const TmaDesc *sf_map = &maps[${BLOB_GROUP_MAPS} * tile.group + 2];
-        asm volatile("prefetch.tensormap [%0];" :: "l"(tok_map) : "memory");
-        asm volatile("prefetch.tensormap [%0];" :: "l"(w_map) : "memory");
-        asm volatile("prefetch.tensormap [%0];" :: "l"(sf_map) : "memory");
+        const int nk = groups[tile.group].k / 64;
+        asm volatile("prefetch.tensormap [%0];" :: "l"(&maps[tile.tok_map]) : "memory");
+        asm volatile("prefetch.tensormap [%0];" :: "l"(&maps[${BLOB_GROUP_MAPS} * tile.group + 1]) : "memory");
+        asm volatile("prefetch.tensormap [%0];" :: "l"(&maps[${BLOB_GROUP_MAPS} * tile.group + 2]) : "memory");
         // (No fence.proxy.tensormap::generic.acquire of the maps, which a host copy wrote
         // before the launch: three per tile cost decode64-up 377 -> 505 us on the H200, one
         // tile per CTA. Open question in the closing notes of 2026-12-03: __grid_constant__
         // maps or one acquire per CTA.)
-        const int sfb_last = (g.n + 127) / 128 - 1 - x0 / 128;  // last block of the array, from x0's
         for (int kt = 0; kt < nk; kt++, it++) {
+          if (it < pre) {   // MoE: weights and scales already on their way (load_first)
+            load_stage(tile, kt, it, 1);
+            continue;
+          }
           const int slot = it % ${STAGES};
           if (it >= ${STAGES}) mbar_wait(empty0 + 8 * slot, ((it / ${STAGES}) - 1) & 1);
-          const u32 full = full0 + 8 * slot;
-          mbar_expect_tx(full, ${TX});
-          tma_2d(base + slot * ${TOK_BYTES}, tok_map, kt * 64, y0, full);
-          tma_2d(base + ${W_OFF} + slot * ${W_BYTES}, w_map, kt * 32, x0, full);
-% for b = 0, SFB_BLK - 1 do
-          // a block past the last one (the tile's rows past N; their results are never
-          // stored) is replaced by the last one, so no read leaves the scale array
-          tma_2d(base + ${SF_OFF} + slot * ${SF_BYTES} + ${b * 512}, sf_map, 0,
-                 (x0 / 128 + min(${b}, sfb_last)) * nk + kt, full);
+% if PERSIST then
+          if (kt == 0) tile_of[slot] = ti;
 % end
+          mbar_expect_tx(full0 + 8 * slot, ${TX});
+          load_stage(tile, kt, it, 3);
         }
+% if PERSIST then
+        ti = next;
       }
+      const int slot = it % ${STAGES};   // the end: a stage that carries no tile
+      if (it >= ${STAGES}) mbar_wait(empty0 + 8 * slot, ((it / ${STAGES}) - 1) & 1);
+      tile_of[slot] = -1;
+      mbar_arrive(full0 + 8 * slot);
+% else
+      }
+% end
     }
     return;
   }
@@ -449,7 +529,15 @@ ${TILE_LOOP}
   const u32 woff0 = lr0 * 32 + t * 8, woff1 = woff0 + 8 * 32;
   u32 afr0[16], afr1[16];   // fragment registers of even and odd k-tiles
   int it = 0;
+% if PERSIST then
+  const int *tile_of = (const int *)(smem + ${TILE_OF});
+  for (;;) {
+  mbar_wait(full0 + 8 * (it % ${STAGES}), (it / ${STAGES}) & 1);   // the tile's first stage
+  const int ti = tile_of[it % ${STAGES}];
+  if (ti < 0) break;
+% else
 ${TILE_LOOP}
+% end
   const TileInfo tile = tile_at(ti);
   const GroupDesc g = groups[tile.group];
   const int nk = g.k / 64;

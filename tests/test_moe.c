@@ -7,10 +7,14 @@
  * memcheck on the GPU machine, bench/h200.sh). Data as test_gpu.c: all 16 e2m1 codes, scales
  * over subnormal..448 with one operand capped per expert. */
 #include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 #include <nvrtc.h>
 #include <stdint.h>
 
 #include "gpudata.h"
+#include "heuristic.h"
 #include "jit.h"
 #include "reference.h"
 
@@ -572,7 +576,70 @@ static void moe_two_plans(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
+
+/* The MoE heuristic's inputs and choice, no device: the row counts of each distribution sum to
+ * max_rows (even: exactly; Poisson and exponential: within one row per expert), ascend, and
+ * spread as claimed; the choice is an act16p variant, the same on every call, and for
+ * decode64-down's shape (64 experts of 7168 x 2048, 556 rows) not BLOCK_N 16: the even spread
+ * chose 64x16x64:s8, 25 % slower on the H200 than 64x24x64 (experts of up to 24 rows). */
+static void moe_choice(void) {
+    static int64_t c[300];
+    const int64_t rows[] = {556, 4096, 64, 5, 0, 1 << 24};
+    const int experts[] = {64, 8, 64, 64, 4, 256};
+    for (int t = 0; t < 6; t++) {
+        const int E = experts[t];
+        for (int kind = 0; kind < 3; kind++) {
+            nj_moe_counts(rows[t], E, kind, c);
+            int64_t sum = 0, mx = 0;
+            int asc = 1;
+            for (int e = 0; e < E; e++) {
+                sum += c[e];
+                if (c[e] > mx) mx = c[e];
+                if (e && c[e] < c[e - 1]) asc = 0;
+                CHECK(c[e] >= 0);
+            }
+            CHECKF(asc, "kind %d, %lld rows over %d: counts not ascending", kind,
+                   (long long)rows[t], E);
+            if (kind == 0) CHECKF(sum == rows[t], "even: sum %lld", (long long)sum);
+            else
+                CHECKF(llabs(sum - rows[t]) <= E + rows[t] / 50,
+                       "kind %d, %lld rows over %d: sum %lld", kind, (long long)rows[t], E,
+                       (long long)sum);
+            double mean = (double)rows[t] / E;
+            if (kind == 1 && mean >= 8)
+                CHECKF(mx > mean + sqrt(mean), "Poisson: busiest %lld, mean %.1f", (long long)mx,
+                       mean);
+            if (kind == 2 && mean >= 8)
+                CHECKF(mx > 0.9 * log(2.0 * E) * mean, "exponential: busiest %lld, mean %.1f",
+                       (long long)mx, mean);
+        }
+    }
+    nvfp4jit_ctx *ctx = NULL;
+    REQUIRE(nvfp4jit_ctx_create(NULL, &ctx) == NVFP4JIT_OK);
+    struct { int E; int64_t n, k, rows; } shapes[] = {
+        {64, 7168, 2048, 556}, {64, 4096, 7168, 556}, {8, 4096, 7168, 4096}, {2, 4096, 1536, 512},
+        {1, 64, 64, 1}, {256, 2048, 7168, 4096}};
+    for (int i = 0; i < 6; i++) {
+        nvfp4jit_variant v1, v2;
+        memset(&v1, 0, sizeof v1);
+        memset(&v2, 0, sizeof v2);
+        nvfp4jit_status s1 = nj_moe_choose(ctx, shapes[i].E, shapes[i].n, shapes[i].k,
+                                           shapes[i].rows, 132, &v1);
+        nvfp4jit_status s2 = nj_moe_choose(ctx, shapes[i].E, shapes[i].n, shapes[i].k,
+                                           shapes[i].rows, 132, &v2);
+        CHECKF(s1 == NVFP4JIT_OK && s2 == NVFP4JIT_OK, "shape %d: %s", i, nvfp4jit_last_error(ctx));
+        if (s1 != NVFP4JIT_OK) continue;
+        char name[96];
+        nvfp4jit_variant_format(&v1, name, sizeof name);
+        CHECKF(v1.strategy == NVFP4JIT_STRATEGY_ACT16P, "shape %d: %s is not act16p", i, name);
+        CHECKF(memcmp(&v1, &v2, sizeof v1) == 0, "shape %d: two calls chose differently", i);
+        if (i == 0) CHECKF(v1.block_n >= 24, "decode64-down's shape: chose %s", name);
+    }
+    nvfp4jit_ctx_destroy(ctx);
+}
+
 const test_case tests_moe[] = {
+    {"choice", moe_choice},
     {"bad_args", moe_bad_args},
     {"small", moe_small},
     {"decode64", moe_decode64},

@@ -347,15 +347,51 @@ static int bench_moe(const char *cmd, tool_dev *dev, tool_data *d, int iters, CU
     for (int i = 0; i < iters; i++) api->cuGraphLaunch(ge, dev->stream);
     host[2] = (host_us() - t0) / iters;
     api->cuStreamSynchronize(dev->stream);
+    /* The driver's floor on this host: the same bursts of launches of an empty kernel with the
+     * MoE kernel's grid and parameter bytes (a u64 and a 64-byte struct), cooperative and
+     * plain. What the MoE call costs above the cooperative floor is the library's. */
+    double floor_us[2] = {-1, -1};
+    {
+        static const char ptx[] =
+            ".version 8.0\n.target sm_90a\n.address_size 64\n"
+            ".visible .entry nvfp4jit_empty(.param .u64 b, .param .align 8 .b8 m[64]) { ret; }\n";
+        CUmodule mod = NULL;
+        CUfunction fn = NULL;
+        if (api->cuModuleLoadData(&mod, ptx) == CUDA_SUCCESS &&
+            api->cuModuleGetFunction(&fn, mod, "nvfp4jit_empty") == CUDA_SUCCESS) {
+            unsigned char pm[64] = {0};
+            uint64_t pb = 0;
+            void *args[] = {&pb, pm};
+            for (int coop = 1; coop >= 0; coop--) {
+                CUresult lr = CUDA_SUCCESS;
+                for (int rep = 0; rep < 2 && lr == CUDA_SUCCESS; rep++) { /* warm, then timed */
+                    api->cuStreamSynchronize(dev->stream);
+                    t0 = host_us();
+                    for (int i = 0; i < iters && lr == CUDA_SUCCESS; i++)
+                        lr = coop ? api->cuLaunchCooperativeKernel(fn, info.grid, 1, 1, 256, 1, 1,
+                                                                   0, dev->stream, args)
+                                  : api->cuLaunchKernel(fn, info.grid, 1, 1, 256, 1, 1, 0,
+                                                        dev->stream, args, NULL);
+                    floor_us[coop ? 0 : 1] = lr == CUDA_SUCCESS ? (host_us() - t0) / iters : -1;
+                }
+            }
+            api->cuStreamSynchronize(dev->stream);
+        }
+        if (mod) api->cuModuleUnload(mod);
+    }
     printf("  %-36s %10.2f  (MoE path, %s: %zu experts, offsets on the device)\n",
            tool_variant_str(&info.variant), us,
            force ? "the grouped call's variant" : "MoE heuristic", E);
     printf("  MoE host us per call: %.1f same pointers, %.1f new C every call, %.1f graph replay "
            "(plan setup %.1f ms, %.1f MB on the device)\n",
            host[0], host[1], host[2], info.setup_ms, info.device_bytes / 1e6);
+    printf("  driver floor host us per call: %.1f cooperative launch, %.1f plain launch (an empty "
+           "kernel, same grid and parameter bytes)\n",
+           floor_us[0], floor_us[1]);
     if (csv)
-        fprintf(csv, "%s,nvfp4jit MoE %s,%.3f,,,,\"host us/call %.2f|%.2f|%.2f\"\n", set_name,
-                tool_variant_str(&info.variant), us, host[0], host[1], host[2]);
+        fprintf(csv, "%s,nvfp4jit MoE %s,%.3f,,,,\"host us/call %.2f|%.2f|%.2f; driver floor "
+                     "%.2f|%.2f\"\n", set_name, tool_variant_str(&info.variant), us, host[0],
+                host[1], host[2], floor_us[0], floor_us[1]);
     *gpu_us = us;
 out:
     if (ge) api->cuGraphExecDestroy(ge);
@@ -621,7 +657,7 @@ int cmd_bench(int argc, char **argv) {
          "variants to time instead of the library's choice (auto), comma-separated", 0, 0},
         {"no-cublas", OPT_FLAG, &no_cublas, NULL, "leave the cuBLAS rows out", 0, 0},
         {"moe", OPT_FLAG, &moe, NULL,
-         "also time the set as one MoE layer (nvfp4jit_moe_run; sm_90a; groups of one N, K)", 0, 0},
+         "also time the set as one MoE layer (nvfp4jit_moe_run; sm_90a; groups of one N, K), with its host us per call and the driver's floor (an empty kernel's launch)", 0, 0},
         {"seed", OPT_INT, &seed, "N", "random data seed (default 1)", 0, 2147483647},
         {NULL, OPT_FLAG, NULL, NULL, NULL, 0, 0},
     };

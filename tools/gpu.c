@@ -66,6 +66,11 @@ static const tool_cuda *cuda_table(const char **missing) {
     PROC(cuGraphLaunch, "cuGraphLaunch");
     PROC(cuGraphExecDestroy, "cuGraphExecDestroy");
     PROC(cuGraphDestroy, "cuGraphDestroy");
+    PROC(cuModuleLoadData, "cuModuleLoadData");
+    PROC(cuModuleUnload, "cuModuleUnload");
+    PROC(cuModuleGetFunction, "cuModuleGetFunction");
+    PROC(cuLaunchKernel, "cuLaunchKernel");
+    PROC(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel");
 #undef PROC
     if (*missing) return NULL;
     loaded = 1;
