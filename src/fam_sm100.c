@@ -7,7 +7,13 @@
  *   groups: num_groups x 32 bytes {u64 c, sfa, sfb; int m, n}
  *   maps (64-byte aligned): 2 CUtensorMaps per group (A then B), 128 bytes each; a group with
  *        M = 0 gets none encoded (cuTensorMapEncodeTiled rejects zero dimensions)
- *   tiles: num_tiles x 16 bytes {int group, off_m, off_n, K} */
+ *   tiles: num_tiles x 16 bytes {int group, off_m, off_n, K}
+ *
+ * The MoE blob (sm100_moe_blob_fill, for the entry <KERNEL_NAME>_moe; built once per plan):
+ *   the same header with num_tiles = 0, num_groups = E, k = K; groups: E x {0, 0, sfb of the
+ *   expert; 0, N}; maps: per expert an unused slot (the A slot, zero) and the weight map; no
+ *   tiles (the kernel schedules its tiles from the offsets). The token map is per call: a
+ *   kernel parameter (sm100_moe_token_map). */
 #include <stdio.h>
 #include <string.h>
 
@@ -172,6 +178,47 @@ static nvfp4jit_status sm100_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
     launch->dyn_smem = sm100_dyn_smem(v);
     return NVFP4JIT_OK;
 }
+
+/* ---- the MoE entry (src/moe.c) ---------------------------------------------------------- */
+
+size_t sm100_moe_blob_size(int experts) { return maps_off((size_t)experts) + 256 * (size_t)experts; }
+
+nvfp4jit_status sm100_moe_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
+                                    const nvfp4jit_variant *v, int experts, int64_t n, int64_t k,
+                                    const uint64_t *b, const uint64_t *sfb, unsigned char *host) {
+    size_t E = (size_t)experts, mo = maps_off(E);
+    memset(host, 0, sm100_moe_blob_size(experts));
+    int32_t h32[4] = {0, (int32_t)experts, (int32_t)k, 0};
+    uint64_t h64[3] = {mo, 0, 64};
+    memcpy(host, h32, sizeof h32);
+    memcpy(host + 16, h64, sizeof h64);
+    for (size_t e = 0; e < E; e++) {
+        unsigned char *d = host + 64 + 32 * e;
+        int32_t s[2] = {0, (int32_t)n};
+        memcpy(d + 16, &sfb[e], sizeof sfb[e]);
+        memcpy(d + 24, s, sizeof s);
+        NJ_FORWARD_IF_ERROR(encode_map(ctx, api, host + mo + 256 * e + 128, b[e], n, k,
+                                       v->block_n, v->block_k, e, "B"));
+    }
+    return NVFP4JIT_OK;
+}
+
+nvfp4jit_status sm100_moe_token_map(nvfp4jit_ctx *ctx, const drv_api *api,
+                                    const nvfp4jit_variant *v, uint64_t a, int64_t max_rows,
+                                    int64_t k, void *map) {
+    /* the grouped A map over the whole token tensor: rows past max_rows are zero-filled,
+     * rows of the next expert are loaded and never stored (the kernel masks on the expert's
+     * row count) */
+    return encode_map(ctx, api, map, a, max_rows, k, v->block_m, v->block_k, 0, "A, tokens");
+}
+
+int64_t sm100_moe_grid(const nvfp4jit_variant *v, int experts, int64_t n, int64_t max_rows) {
+    /* every expert adds at most one partial token tile, and only a non-empty one */
+    int64_t partial = experts < max_rows ? experts : max_rows;
+    return (n + v->block_n - 1) / v->block_n * ((max_rows + v->block_m - 1) / v->block_m + partial);
+}
+
+unsigned sm100_moe_threads(const nvfp4jit_variant *v) { return (unsigned)sm100_threads(v); }
 
 const family fam_sm100a = {
     NVFP4JIT_ARCH_SM100A, "sm_100a", "sm100a_grouped.cu", sm100_check, sm100_threads,

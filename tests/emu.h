@@ -60,6 +60,9 @@ uint32_t emu_swizzle(uint32_t a, int span);
 typedef struct emu_kernel {
     void *so;
     void (*fn)(const unsigned char *blob);
+    /* <name>_moe, the sm_100a MoE entry, if the build has one (else NULL): the EMU render
+     * takes its MoeArgs and token map by pointer (by value on the GPU) */
+    void (*fn_moe)(const unsigned char *blob, const void *moe_args, const void *token_map);
 } emu_kernel;
 /* Compile source (C++ through tests/emu_prelude.h) into dir/tag.so with $CXX or c++ and load
  * it; `name` is the kernel's symbol. @return 0 or -1 with the compiler's log in err. */
@@ -83,6 +86,8 @@ typedef struct emu_launch {
     const emu_range *ranges; /* readable global buffers (NULL: unchecked) */
     int nranges;
     uint64_t sched_seed;     /* != 0: each scheduling pass starts at a pseudo-random thread */
+    /* != NULL: run the MoE entry with these (64-byte nj_moe_args, 128-byte CUtensorMap) */
+    const void *moe_args, *token_map;
 } emu_launch;
 
 typedef struct emu_stats {
