@@ -23,6 +23,7 @@ static struct {
     int (*fail)(const char *);
     void (*hook)(fakecuda_launch_hook, void *);
     void (*pending)(int);
+    void (*set_cc)(int); /* NULL: a fake without it (the sm_100a test skips) */
     char cache[4096];
     int own_cache;
 } fk;
@@ -32,6 +33,7 @@ static struct {
     char func[128];
     uint64_t blob;
     nj_moe_args moe;
+    unsigned char amap[128]; /* the sm_100a MoE entry's token map */
     int nparams;
     long n;
 } seen;
@@ -68,6 +70,10 @@ static void hook(const char *func, void **params, int nparams, void *user) {
         if (nparams >= 2) memcpy(&seen.moe, params[1], sizeof seen.moe);
         else memset(&seen.moe, 0, sizeof seen.moe);
         if (exec_gemm && !seen.moe.status) run_on_cpu(seen.blob, nparams >= 2);
+    } else if (!strcmp(func, NJ_KERNEL_NAME "_moe") && nparams == 3) {
+        memcpy(&seen.blob, params[0], 8); /* sm_100a MoE: (blob, MoeArgs, token map) */
+        memcpy(&seen.moe, params[1], sizeof seen.moe);
+        memcpy(seen.amap, params[2], sizeof seen.amap);
     }
 }
 
@@ -86,6 +92,7 @@ static int setup(void) {
     *(void **)&fk.fail = dlsym(h, "fakecuda_fail");
     *(void **)&fk.hook = dlsym(h, "fakecuda_set_launch_hook");
     *(void **)&fk.pending = dlsym(h, "fakecuda_set_events_pending");
+    *(void **)&fk.set_cc = dlsym(h, "fakecuda_set_cc");
     dlclose(h); /* still loaded by the library */
     if (!fk.stats || !fk.calls || !fk.fail || !fk.hook || !fk.pending) return 0;
     fk.hook(hook, NULL);
@@ -435,6 +442,99 @@ static void t_moe(void) {
     CHECK(same_live(&base, &e));
     moe_free(&mb);
     nvfp4jit_ctx_destroy(ctx);
+}
+
+
+/* sm_100a MoE on the fake at compute capability 10.0 (set in-process, put back to 9.0): the
+ * host half that no machine here runs for real. The plan builds its blob (every expert's
+ * weight map and scale pointer) and error word once and loads the MoE entry; a run is one
+ * ordinary launch of nvfp4jit_grouped_moe over the worst-case grid with (blob, MoeArgs, token
+ * map) and nothing else (no copy, allocation or wait); the token map covers the call's
+ * [max_rows, K] tokens; the error word decodes as sm_90a's. The kernel is not executed (the
+ * emu area runs it). */
+static void t_moe_sm100(void) {
+    SETUP();
+    if (!fk.set_cc) SKIP("skipped: the fake has no fakecuda_set_cc");
+    const int E = 4;
+    moe_bufs mb;
+    REQUIRE(moe_alloc(&mb, E, 64, 128, 256) == 0);
+    fakecuda_stats base = stats();
+    fk.set_cc(100);
+    nvfp4jit_ctx *ctx = new_ctx();
+    nvfp4jit_weights *w = NULL;
+    nvfp4jit_moe_plan *mp = NULL;
+    nvfp4jit_weights_desc d = {E, 64, 128, mb.b, mb.sfb, NULL, NULL};
+    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM100A, 128, 64, 128, 2, 0, 0};
+    CHECK(ctx && nvfp4jit_weights_create(ctx, NVFP4JIT_ARCH_SM100A, &d, &w) == NVFP4JIT_OK);
+    nvfp4jit_status s = w ? nvfp4jit_moe_plan_create(w, 256, &v, &mp) : NVFP4JIT_ERR_INVALID_ARG;
+    CHECKF(s == NVFP4JIT_OK, "%s", ctx ? nvfp4jit_last_error(ctx) : "");
+    if (mp) {
+        nvfp4jit_moe_info info;
+        nvfp4jit_moe_plan_info(mp, &info);
+        CHECK(info.choice == NVFP4JIT_CHOICE_FORCED && info.prep_grid == 0);
+        CHECKF(info.grid == 1 * (2 + 4), "grid %u", info.grid); /* 1 N tile x (2 + E) */
+        CHECK(info.device_bytes == sm100_moe_blob_size(E) + 8);
+        CHECK(stats().live_dev_allocs == base.live_dev_allocs + 2); /* blob + error word */
+        nvfp4jit_moe_call call = {mb.a, mb.sfa, mb.c, mb.off, mb.sfoff};
+        fakecuda_stats a = stats();
+        memset(&seen, 0, sizeof seen);
+        CHECK(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_OK);
+        fakecuda_stats b = stats();
+        CHECK(b.launches == a.launches + 1 && b.coop_launches == a.coop_launches);
+        CHECKF(!strcmp(b.func, NJ_KERNEL_NAME "_moe") && b.grid[0] == info.grid &&
+                   b.block[0] == 192 && b.smem == fam_sm100a.dyn_smem(&v),
+               "%s grid %u block %u smem %u", b.func, b.grid[0], b.block[0], b.smem);
+        CHECKF(b.params == 3 && b.params_bytes == 8 + sizeof(nj_moe_args) + 128,
+               "params %d (%zu bytes)", b.params, b.params_bytes);
+        CHECK(b.syncs == a.syncs && b.htod_copies == a.htod_copies && b.memsets == a.memsets &&
+              b.live_dev_allocs == a.live_dev_allocs);
+        CHECK(seen.moe.a == mb.a && seen.moe.sfa == mb.sfa && seen.moe.c == mb.c &&
+              seen.moe.offsets == mb.off && seen.moe.sf_offsets == mb.sfoff &&
+              seen.moe.status != 0 && seen.moe.max_rows == 256 &&
+              seen.moe.sf_rows == nvfp4jit_moe_scale_rows(256, E));
+        const fakecuda_tmap *tok = (const fakecuda_tmap *)seen.amap;
+        CHECK(tok->magic == FAKECUDA_TMAP_MAGIC && tok->addr == mb.a &&
+              tok->type == CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B);
+        CHECK(tok->dims[0] == 128 && tok->dims[1] == 256 && tok->strides[0] == 64 &&
+              tok->box[0] == 128 && tok->box[1] == 128 && tok->swizzle == CU_TENSOR_MAP_SWIZZLE_64B);
+        /* the blob: header {0, E, K}; per expert its scale pointer and weight map */
+        const unsigned char *blob = (const unsigned char *)(uintptr_t)seen.blob;
+        if (blob) {
+            int32_t h[4];
+            uint64_t maps_off;
+            memcpy(h, blob, sizeof h);
+            memcpy(&maps_off, blob + 16, 8);
+            CHECK(h[0] == 0 && h[1] == E && h[2] == 128);
+            for (int e = 0; e < E; e++) {
+                uint64_t sfb;
+                memcpy(&sfb, blob + 64 + 32 * e + 16, 8);
+                CHECK(sfb == mb.sfb + (uint64_t)e * nvfp4jit_scale_bytes(64, 128));
+                const fakecuda_tmap *bm = (const fakecuda_tmap *)(blob + maps_off + 256 * (size_t)e + 128);
+                CHECK(bm->magic == FAKECUDA_TMAP_MAGIC && bm->addr == mb.b + (uint64_t)e * 64 * 64 &&
+                      bm->dims[1] == 64 && bm->box[1] == 64);
+            }
+        }
+        /* the error word: clean, then planted as the kernel writes it */
+        int ex = 7;
+        CHECK(nvfp4jit_moe_plan_check(mp, &ex) == NVFP4JIT_OK && ex == -1);
+        int32_t planted[2] = {2, 3};
+        if (seen.moe.status) memcpy((void *)(uintptr_t)seen.moe.status, planted, sizeof planted);
+        CHECK(nvfp4jit_moe_plan_check(mp, &ex) == NVFP4JIT_ERR_INVALID_PROBLEM && ex == 3);
+        CHECK(strstr(nvfp4jit_last_error(ctx), "past max_rows") != NULL);
+        /* a launch failure is an error with its name; a misaligned pointer is refused first */
+        fk.fail("cuLaunchKernel:1");
+        CHECK(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_ERR_CUDA);
+        fk.fail(NULL);
+        call.sfa += 8;
+        CHECK(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_ERR_INVALID_ARG);
+        nvfp4jit_moe_plan_destroy(mp);
+    }
+    nvfp4jit_weights_destroy(w);
+    nvfp4jit_ctx_destroy(ctx);
+    fk.set_cc(90);
+    fakecuda_stats e = stats();
+    CHECK(same_live(&base, &e));
+    moe_free(&mb);
 }
 
 /* ---- the tuning lookup: an entry for the fake device's key is used by plan_create ---- */
@@ -921,6 +1021,7 @@ const test_case tests_fakecuda[] = {
     {"capture", t_capture},
     {"act16", t_act16},
     {"moe", t_moe},
+    {"moe_sm100", t_moe_sm100},
     {"tune_lookup", t_tune_lookup},
     {"tune", t_tune},
     {"reference_run", t_reference_run},

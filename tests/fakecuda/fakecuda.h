@@ -70,5 +70,8 @@ void fakecuda_set_launch_hook(fakecuda_launch_hook hook, void *user);
 /* 1: a recorded event stays "not ready" for cuEventQuery until it is synchronised (directly,
  * or by cuStreamSynchronize / cuCtxSynchronize). */
 void fakecuda_set_events_pending(int on);
+/* The compute capability the device reports from now on (FAKECUDA_CC sets it at cuInit): an
+ * in-process test of the sm_100a paths sets 100 and puts 90 back. */
+void fakecuda_set_cc(int cc);
 
 #endif
