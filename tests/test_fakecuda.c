@@ -445,8 +445,9 @@ static void t_moe(void) {
 }
 
 
-/* sm_100a MoE on the fake at compute capability 10.0 (set in-process, put back to 9.0): the
- * host half that no machine here runs for real. The plan builds its blob (every expert's
+/* sm_100a MoE on the fake. At cc 9.0 (as on the H200): compiled-only plan, run refused with
+ * NVFP4JIT_ERR_ARCH_MISMATCH. At cc 10.0 (set in-process, put back to 9.0): the host half
+ * that no machine here runs for real. The plan builds its blob (every expert's
  * weight map and scale pointer) and error word once and loads the MoE entry; a run is one
  * ordinary launch of nvfp4jit_grouped_moe over the worst-case grid with (blob, MoeArgs, token
  * map) and nothing else (no copy, allocation or wait); the token map covers the call's
@@ -459,12 +460,36 @@ static void t_moe_sm100(void) {
     moe_bufs mb;
     REQUIRE(moe_alloc(&mb, E, 64, 128, 256) == 0);
     fakecuda_stats base = stats();
+    nvfp4jit_weights_desc d = {E, 64, 128, mb.b, mb.sfb, NULL, NULL};
+    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM100A, 128, 64, 128, 2, 0, 0};
+    {
+        /* at cc 9.0 (an H200): the plan is compiled only, its run refused as the grouped
+         * call's, nothing allocated or launched */
+        nvfp4jit_ctx *c9 = new_ctx();
+        REQUIRE(c9);
+        nvfp4jit_weights *w9 = NULL;
+        nvfp4jit_moe_plan *p9 = NULL;
+        REQUIRE(nvfp4jit_weights_create(c9, NVFP4JIT_ARCH_SM100A, &d, &w9) == NVFP4JIT_OK);
+        REQUIRE(nvfp4jit_moe_plan_create(w9, 256, &v, &p9) == NVFP4JIT_OK);
+        nvfp4jit_moe_call call = {mb.a, mb.sfa, mb.c, mb.off, mb.sfoff};
+        long launches = stats().launches;
+        CHECK(nvfp4jit_moe_run(p9, &call, NULL) == NVFP4JIT_ERR_ARCH_MISMATCH);
+        CHECKF(strstr(nvfp4jit_last_error(c9), "compute capability 9.0") != NULL, "%s",
+               nvfp4jit_last_error(c9));
+        CHECK(stats().launches == launches && stats().live_dev_allocs == base.live_dev_allocs);
+        nvfp4jit_moe_info i9;
+        nvfp4jit_moe_plan_info(p9, &i9);
+        CHECK(i9.device_bytes == 0 && i9.grid == 6);
+        int ex = 0;
+        CHECK(nvfp4jit_moe_plan_check(p9, &ex) == NVFP4JIT_OK && ex == -1);
+        nvfp4jit_moe_plan_destroy(p9);
+        nvfp4jit_weights_destroy(w9);
+        nvfp4jit_ctx_destroy(c9);
+    }
     fk.set_cc(100);
     nvfp4jit_ctx *ctx = new_ctx();
     nvfp4jit_weights *w = NULL;
     nvfp4jit_moe_plan *mp = NULL;
-    nvfp4jit_weights_desc d = {E, 64, 128, mb.b, mb.sfb, NULL, NULL};
-    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM100A, 128, 64, 128, 2, 0, 0};
     CHECK(ctx && nvfp4jit_weights_create(ctx, NVFP4JIT_ARCH_SM100A, &d, &w) == NVFP4JIT_OK);
     nvfp4jit_status s = w ? nvfp4jit_moe_plan_create(w, 256, &v, &mp) : NVFP4JIT_ERR_INVALID_ARG;
     CHECKF(s == NVFP4JIT_OK, "%s", ctx ? nvfp4jit_last_error(ctx) : "");
