@@ -99,6 +99,12 @@ typedef struct emu_stats {
 int emu_run(const emu_kernel *k, const emu_launch *l, const unsigned char *blob,
             emu_stats *st, char *err, size_t errn);
 
+/* (tests/test_emu.c) Build the EMU render of an sm_100a variant (spec "sm100a:...") into dir
+ * and read its MoE entry's layout from the variant's real cubin: *section = size of
+ * .nv.shared.<kernel>_moe, *static_bytes = its static shared bytes. @return 0 or -1 (err). */
+int emu_build_moe_variant(const char *spec, const char *dir, emu_kernel *k, uint32_t *section,
+                          uint32_t *static_bytes, char *err, size_t errn);
+
 /* Size of section `name` in an ELF64 image, or -1. */
 long emu_elf_section_size(const void *elf, size_t n, const char *name);
 

@@ -120,6 +120,27 @@ static int build_variant(nvfp4jit_ctx *ctx, const char *dir, emu_variant *ev, ch
     return rc;
 }
 
+int emu_build_moe_variant(const char *spec, const char *dir, emu_kernel *k, uint32_t *section,
+                          uint32_t *static_bytes, char *err, size_t errn) {
+    nvfp4jit_ctx_options o = {0};
+    o.disable_disk_cache = 1;
+    nvfp4jit_ctx *ctx = NULL;
+    emu_variant ev;
+    memset(&ev, 0, sizeof ev);
+    int rc = -1;
+    if (nvfp4jit_ctx_create(&o, &ctx) != NVFP4JIT_OK ||
+        nvfp4jit_variant_parse(spec, &ev.v) != NVFP4JIT_OK) {
+        snprintf(err, errn, "no context or bad variant %s", spec);
+    } else if (cubin_layout(ctx, &ev, err, errn) == 0 && build_variant(ctx, dir, &ev, err, errn) == 0) {
+        *k = ev.k;
+        *section = ev.moe_section;
+        *static_bytes = ev.moe_static_bytes;
+        rc = 0;
+    }
+    nvfp4jit_ctx_destroy(ctx);
+    return rc;
+}
+
 /* ---- problem sets ----------------------------------------------------------------------- */
 typedef struct hgroup {
     int64_t m, n, k;

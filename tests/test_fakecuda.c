@@ -6,8 +6,11 @@
  * host) and leaves the plan usable. CTest sets NVFP4JIT_CUDA_DRIVER to the fake for this area
  * only; without it every test skips. */
 #include <dlfcn.h>
+#include <limits.h>
+#include <math.h>
 #include <stdint.h>
 
+#include "emu.h"
 #include "fakecuda/fakecuda.h"
 #include "family.h"
 #include "kernel.h"
@@ -562,6 +565,165 @@ static void t_moe_sm100(void) {
     moe_free(&mb);
 }
 
+/* A fake-format tensor map (what the fake's cuTensorMapEncodeTiled wrote) re-encoded for the
+ * emulator, same parameters. @return 0 or -1. */
+static int fk_map_to_emu(const void *fake, void *out) {
+    fakecuda_tmap f;
+    memcpy(&f, fake, sizeof f);
+    if (f.magic != FAKECUDA_TMAP_MAGIC || f.rank != 2) return -1;
+    cuuint64_t dims[2] = {f.dims[0], f.dims[1]}, str[1] = {f.strides[0]};
+    cuuint32_t box[2] = {f.box[0], f.box[1]}, es[2] = {f.estrides[0], f.estrides[1]};
+    return emu_encode_tiled((CUtensorMap *)out, (CUtensorMapDataType)f.type, 2,
+                            (void *)(uintptr_t)f.addr, dims, str, box, es,
+                            (CUtensorMapInterleave)f.interleave, (CUtensorMapSwizzle)f.swizzle,
+                            (CUtensorMapL2promotion)f.l2, (CUtensorMapFloatOOBfill)f.oob) ==
+                   CUDA_SUCCESS
+               ? 0
+               : -1;
+}
+
+/* sm_100a MoE end to end without a B200: the library's own plan and run on the fake driver at
+ * cc 10.0 (device memory is host memory), and the launch the run made - its grid, block,
+ * shared memory and parameters (the plan's blob, the MoeArgs, the token map), maps re-encoded
+ * for the emulator - executed by the CPU emulator on the variant's EMU render; every expert's
+ * rows against the CPU reference, rows no expert owns untouched, a clean error word. */
+static void t_moe_sm100_emu(void) {
+    SETUP();
+    if (!fk.set_cc) SKIP("skipped: the fake has no fakecuda_set_cc");
+    static const char *spec = "sm100a:128x64x256:s3";
+    static const int counts[5] = {0, 130, 1, 0, 77};
+    const int E = 5;
+    const int64_t N = 136, K = 320, R = 260;
+    char err[2048], dir[4096];
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
+    emu_kernel ek;
+    memset(&ek, 0, sizeof ek);
+    uint32_t sec = 0, sb = 0;
+    int built = emu_build_moe_variant(spec, dir, &ek, &sec, &sb, err, sizeof err) == 0;
+    CHECKF(built && ek.fn_moe && sec, "%s", built ? "no MoE entry" : err);
+    if (!built) {
+        tu_rmtree(dir);
+        return;
+    }
+    int64_t sf_rows = nvfp4jit_moe_scale_rows(R, E);
+    size_t sfb_bytes = nvfp4jit_scale_bytes(N, K);
+    moe_bufs mb;
+    memset(&mb, 0, sizeof mb);
+    mb.b = dalloc((size_t)(E * N * K / 2));
+    mb.sfb = dalloc((size_t)E * sfb_bytes);
+    mb.a = dalloc((size_t)(R * K / 2));
+    mb.sfa = dalloc((size_t)(sf_rows * K / 16));
+    mb.c = dalloc((size_t)(R * N * 2));
+    mb.off = dalloc(4 * (size_t)(E + 1));
+    mb.sfoff = dalloc(4 * (size_t)E);
+    REQUIRE(mb.b && mb.sfb && mb.a && mb.sfa && mb.c && mb.off && mb.sfoff);
+    uint8_t *a = (uint8_t *)(uintptr_t)mb.a, *sfa = (uint8_t *)(uintptr_t)mb.sfa;
+    uint8_t *b = (uint8_t *)(uintptr_t)mb.b, *sfb = (uint8_t *)(uintptr_t)mb.sfb;
+    uint16_t *c = (uint16_t *)(uintptr_t)mb.c;
+    int *off = (int *)(uintptr_t)mb.off, *sfo = (int *)(uintptr_t)mb.sfoff;
+    ref_rng r;
+    ref_rng_seed(&r, 0x5eed100);
+    int cap = -1;
+    while ((64LL << (2 * (-1 - cap))) < K) cap--;
+    ref_fill_packed(&r, a, R, K);
+    memset(sfa, 0xFF, (size_t)(sf_rows * K / 16));
+    memset(c, 0xFF, (size_t)(R * N * 2));
+    int rows = 0, srow = 0;
+    for (int e = 0; e < E; e++) {
+        ref_fill_packed(&r, b + (size_t)e * (size_t)(N * K / 2), N, K);
+        ref_fill_scales(&r, sfb + (size_t)e * sfb_bytes, N, K, e % 2 ? 8 : cap);
+        off[e] = rows;
+        sfo[e] = srow;
+        if (counts[e])
+            ref_fill_scales(&r, sfa + (size_t)srow * (size_t)(K / 16), counts[e], K, e % 2 ? cap : 8);
+        rows += counts[e];
+        srow += (counts[e] + 127) / 128 * 128;
+    }
+    off[E] = rows;
+    fk.set_cc(100);
+    nvfp4jit_ctx *ctx = new_ctx();
+    nvfp4jit_weights *w = NULL;
+    nvfp4jit_moe_plan *mp = NULL;
+    nvfp4jit_variant v;
+    nvfp4jit_variant_parse(spec, &v);
+    nvfp4jit_weights_desc d = {E, N, K, mb.b, mb.sfb, NULL, NULL};
+    CHECK(ctx && nvfp4jit_weights_create(ctx, NVFP4JIT_ARCH_SM100A, &d, &w) == NVFP4JIT_OK);
+    if (w) CHECK(nvfp4jit_moe_plan_create(w, R, &v, &mp) == NVFP4JIT_OK);
+    nvfp4jit_moe_call call = {mb.a, mb.sfa, mb.c, mb.off, mb.sfoff};
+    memset(&seen, 0, sizeof seen);
+    if (mp) CHECK(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_OK);
+    fakecuda_stats st = stats();
+    size_t bs = sm100_moe_blob_size(E);
+    unsigned char *eb = aligned_alloc(64, (bs + 63) / 64 * 64);
+    CUtensorMap am;
+    int ok = mp && seen.blob && eb && !strcmp(st.func, NJ_KERNEL_NAME "_moe");
+    CHECK(ok);
+    if (ok) {
+        /* the blob as the plan uploaded it, its weight maps re-encoded for the emulator */
+        memcpy(eb, (const void *)(uintptr_t)seen.blob, bs);
+        uint64_t maps_off;
+        memcpy(&maps_off, eb + 16, 8);
+        for (int e = 0; e < E && ok; e++) {
+            unsigned char *slot = eb + maps_off + 256 * (size_t)e + 128;
+            unsigned char tmp[128];
+            memcpy(tmp, slot, sizeof tmp);
+            ok = fk_map_to_emu(tmp, slot) == 0;
+        }
+        ok = ok && fk_map_to_emu(seen.amap, &am) == 0;
+        CHECK(ok);
+    }
+    if (ok) {
+        emu_range rg[4] = {{a, (size_t)(R * K / 2)},
+                           {sfa, (size_t)(sf_rows * K / 16)},
+                           {b, (size_t)(E * N * K / 2)},
+                           {sfb, (size_t)E * sfb_bytes}};
+        emu_launch l = {st.grid[0], st.block[0], st.smem, sec, sb, 1, rg, 4, 0x1234567, &seen.moe, &am};
+        int rc = emu_run(&ek, &l, eb, NULL, err, sizeof err);
+        CHECKF(rc == 0, "emulator: %s", err);
+        if (rc == 0) {
+            int64_t bad = 0;
+            for (int e = 0; e < E; e++) {
+                int64_t cnt = counts[e];
+                if (!cnt) continue;
+                const uint8_t *ea = a + (size_t)off[e] * (size_t)(K / 2);
+                const uint8_t *es = sfa + (size_t)sfo[e] * (size_t)(K / 16);
+                const uint8_t *wb = b + (size_t)e * (size_t)(N * K / 2), *ws = sfb + (size_t)e * sfb_bytes;
+                uint16_t *ref = malloc((size_t)(cnt * N) * 2);
+                double *abs_sum = malloc((size_t)(cnt * N) * sizeof *abs_sum);
+                REQUIRE(ref && abs_sum);
+                ref_gemm(ea, es, wb, ws, cnt, N, K, ref, 1);
+                ref_gemm_abs(ea, es, wb, ws, cnt, N, K, abs_sum);
+                for (int64_t i = 0; i < cnt * N; i++) {
+                    double o = ref_f16_to_double(c[(size_t)off[e] * (size_t)N + (size_t)i]);
+                    double q = ref_f16_to_double(ref[i]);
+                    int good = !isnan(o) && !isnan(q) &&
+                               (o == q || (!isinf(o) && !isinf(q) &&
+                                           fabs(o - q) <= 1e-3 + 1e-3 * fabs(q) +
+                                                              ((double)K / 16 + 4) / 16777216.0 * abs_sum[i]));
+                    bad += !good;
+                }
+                free(ref);
+                free(abs_sum);
+            }
+            for (int64_t i = (int64_t)rows * N; i < R * N; i++) bad += c[i] != 0xFFFF;
+            const int32_t *status = (const int32_t *)(uintptr_t)seen.moe.status;
+            CHECKF(bad == 0, "%lld elements wrong or written outside the experts' rows", (long long)bad);
+            CHECKF(status[0] == 0 && status[1] == INT_MAX, "error word {%d, %d}", status[0], status[1]);
+            if (!bad)
+                printf("  %s through the library on the fake cc 10.0 device, launch run on the "
+                       "emulator: %u CTAs, %d experts, %d rows right\n", spec, st.grid[0], E, rows);
+        }
+    }
+    free(eb);
+    nvfp4jit_moe_plan_destroy(mp);
+    nvfp4jit_weights_destroy(w);
+    nvfp4jit_ctx_destroy(ctx);
+    fk.set_cc(90);
+    moe_free(&mb);
+    emu_kernel_close(&ek);
+    tu_rmtree(dir);
+}
+
 /* ---- the tuning lookup: an entry for the fake device's key is used by plan_create ---- */
 static void t_tune_lookup(void) {
     SETUP();
@@ -1047,6 +1209,7 @@ const test_case tests_fakecuda[] = {
     {"act16", t_act16},
     {"moe", t_moe},
     {"moe_sm100", t_moe_sm100},
+    {"moe_sm100_emu", t_moe_sm100_emu},
     {"tune_lookup", t_tune_lookup},
     {"tune", t_tune},
     {"reference_run", t_reference_run},
