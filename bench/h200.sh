@@ -8,6 +8,7 @@
 #   bash bench/h200.sh final           all of the above for a release: GPU tests, sanitizers, bench table
 #   bash bench/h200.sh sanitize V...    compute-sanitizer memcheck + racecheck of `demo` (edges, bench4)
 #   bash bench/h200.sh engine           graphs, host time, MoE path: tests, memcheck, bench --moe
+#   bash bench/h200.sh verify           GPU test areas, MoE memcheck, bench --moe on moe.txt and gpumode.txt
 #   bash bench/h200.sh moegap           MoE path vs grouped act16/act16p, and its token prep alone
 #   bash bench/h200.sh soak             10,000-call soak, memcheck/racecheck/synccheck per strategy + MoE
 set -uo pipefail
@@ -99,12 +100,27 @@ soak)   # issue 11 part 7: the 10,000-call soak, then every sanitizer on every s
     (cd "$B" && timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 ./nvfp4jit_tests moe small) > "$OUT/san.log" 2>&1
     echo "$tool moe small: rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san.log" | tail -1)"
   done ;;
+verify)   # after a renovation: every GPU test area, the MoE bad-offset test under memcheck, then the
+  # MoE path against the grouped call on moe.txt and gpumode.txt (bench --moe, cuBLAS on gpumode)
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
+  for a in gpu gpuref tune moe; do
+    (cd "$B" && timeout 300 ./nvfp4jit_tests $a) > "$OUT/verify_$a.log" 2>&1
+    echo "tests $a: rc $? $(tail -n 1 "$OUT/verify_$a.log")"; grep -E '^FAIL|  FAIL' "$OUT/verify_$a.log" | head -5
+  done
+  (cd "$B" && timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 ./nvfp4jit_tests moe bad_offsets) \
+    > "$OUT/verify_memcheck.log" 2>&1
+  echo "memcheck moe bad_offsets: rc $? $(grep -E 'ERROR SUMMARY' "$OUT/verify_memcheck.log" | tail -n 1)"
+  timeout 150 "$B/nvfp4jit" bench --moe --iters 20 --problems problems/moe.txt --no-cublas \
+    --set decode64-up,decode64-down,prefill8-up,skewed8-up > "$OUT/verify_bench_moe.txt" 2>&1
+  timeout 150 "$B/nvfp4jit" bench --moe --iters 20 > "$OUT/verify_bench_gpumode.txt" 2>&1
+  grep -hE '^== |nvfp4jit sm|MoE path|host us|floor|cuBLAS fp16 loop|^geomean|rror' \
+    "$OUT/verify_bench_moe.txt" "$OUT/verify_bench_gpumode.txt" ;;
 moegap)   # issue 12: where the MoE path's GPU time goes against the grouped call of the same variant:
   # grouped act16 and MoE (MoE path lines), then the MoE kernel cut down by template copies:
   # cut1 = no GEMM tiles (phases 0-1 + grid barrier), cut2 = no tiles, no token rows (phase 0 +
   # barrier), cut3 = no tiles, no rows, no waiting at the barrier (launch + phase 0)
   T=$(mktemp -d); cp templates/* "$T"/
-  sed -i 's/if (moe.offsets) num_tiles = moe_void ? 0 : tab\[E\];/if (moe.offsets) num_tiles = 0;/' "$T/sm90a_act16.cuh"
+  sed -i 's/    num_tiles = moe_void ? 0 : tab\[E\];/    num_tiles = 0;/' "$T/sm90a_act16.cuh"
   T2=$(mktemp -d); cp "$T"/* "$T2"/
   sed -i 's/const int rows = moe_void ? 0 : min(offs\[E\], moe.max_rows);/const int rows = 0;/' "$T2/sm90a_act16.cuh"
   T3=$(mktemp -d); cp "$T2"/* "$T3"/

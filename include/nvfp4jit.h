@@ -495,8 +495,9 @@ typedef struct nvfp4jit_moe_plan nvfp4jit_moe_plan;
 NVFP4JIT_API size_t nvfp4jit_scale_bytes(int64_t rows, int64_t k);
 
 /** Register expert weights (nothing is copied on the device; the weights must stay
- *  unchanged while the object and any plan made from it exist). Only sm_90a has the MoE
- *  kernels today (sm_100a: NVFP4JIT_ERR_UNSUPPORTED_ARCH). No device access.
+ *  unchanged while the object and any plan made from it exist). arch: NVFP4JIT_ARCH_SM90A or
+ *  NVFP4JIT_ARCH_SM100A. The sm_100a MoE kernel is COMPILED, LINTED AND EMULATED ONLY: it has
+ *  never run on a B200 (README "What is proven how"). No device access.
  *  @return NVFP4JIT_OK; NVFP4JIT_ERR_INVALID_ARG (NULL ctx, desc or out; num_experts out of
  *  range; b == 0 without the pointer arrays); NVFP4JIT_ERR_INVALID_PROBLEM (N, K or an
  *  unaligned or NULL pointer, naming the expert); NVFP4JIT_ERR_UNSUPPORTED_ARCH. */
@@ -511,7 +512,16 @@ NVFP4JIT_API void nvfp4jit_weights_destroy(nvfp4jit_weights *w);
 NVFP4JIT_API int64_t nvfp4jit_moe_scale_rows(int64_t max_rows, int num_experts);
 
 /** Make a MoE plan for up to max_rows tokens (1..2^30, and max_rows * K/16 < 2^31 - 2^24)
- *  over w: choose a variant (force, else
+ *  over w.
+ *  sm_100a weights: the variant is force (a valid sm_100a variant) or the heuristic's best for
+ *  max_rows tokens spread evenly; it is compiled (its module holds the MoE entry
+ *  nvfp4jit_grouped_moe), and where a compute-capability 10.0 device is current the plan
+ *  builds once, on the device, the weight maps and scale pointers of every expert (a blob of
+ *  about 300 bytes per expert) and an error word. Without such a device (no driver, or any
+ *  other GPU, e.g. an H200) the plan is compiled only, has no device state, and its runs are
+ *  refused (NVFP4JIT_ERR_NO_DRIVER / NVFP4JIT_ERR_ARCH_MISMATCH, as an sm_100a grouped plan's
+ *  runs are). Never run on a B200.
+ *  sm_90a weights: choose a variant (force, else
  *  the heuristic's best act16/act16p variant for max_rows tokens spread evenly; MoE calls
  *  always run on the persistent grid, so an act16 variant runs as its act16p twin), compile
  *  it, and build on the device, once, everything a call reads but the tokens: the tensor
@@ -531,9 +541,12 @@ NVFP4JIT_API void nvfp4jit_moe_plan_destroy(nvfp4jit_moe_plan *p);
 typedef struct nvfp4jit_moe_info {
     nvfp4jit_variant variant;
     nvfp4jit_choice choice;
-    size_t device_bytes;  /* workspace + constant blob + error word */
+    size_t device_bytes;  /* workspace (sm_90a) + constant blob + error word; 0 for a
+                           * compiled-only sm_100a plan */
     double setup_ms;      /* plan creation: choice, compile or cache hit, maps, uploads */
-    unsigned grid;      /* CTAs of the GEMM: persistent, SMs x the CTAs that fit on one */
+    unsigned grid;      /* CTAs of the GEMM: sm_90a persistent, SMs x the CTAs that fit on one;
+                         * sm_100a the worst case, ceil(N / BLOCK_N) x (ceil(max_rows / 128) +
+                         * min(E, max_rows)) CTAs, those past the call's tiles exit at once */
     unsigned prep_grid; /* CTAs of a separate token prep kernel: 0, the MoE kernel does it */
     int sms;            /* the SM count the choice was made for (see nvfp4jit_plan_sms) */
 } nvfp4jit_moe_info;
@@ -552,8 +565,10 @@ typedef struct nvfp4jit_moe_call {
     uint64_t a, sfa, c, offsets, sf_offsets;
 } nvfp4jit_moe_call;
 
-/** Launch the MoE layer on `stream` (one cooperative launch: token prep, a grid barrier,
- *  the GEMM). No host
+/** Launch the MoE layer on `stream` (sm_90a: one cooperative launch: token prep, a grid
+ *  barrier, the GEMM; sm_100a: one ordinary launch of the MoE entry, whose token tensor map is
+ *  encoded on the host per call (one cuTensorMapEncodeTiled, no device access) and passed as
+ *  a __grid_constant__ parameter; never run on a B200). No host
  *  synchronisation, no allocation, no host work proportional to E: the kernels read the
  *  offsets on the device, so they may be written by a kernel queued just before on the same
  *  stream. Capturable into CUDA graphs: everything per call is a kernel parameter and the
@@ -566,10 +581,16 @@ typedef struct nvfp4jit_moe_call {
  *  @return NVFP4JIT_OK; NVFP4JIT_ERR_INVALID_ARG (NULL p or call, a NULL or unaligned pointer:
  *  a, sfa, c 16 bytes, offsets 4); NVFP4JIT_ERR_CUDA; NVFP4JIT_ERR_INVALID_ARG when another
  *  CUDA context is current than at plan creation. */
+/*  sm_100a: the same offset rules and error word (faults reported by CTA 0, which validates
+ *  every expert; a row fault voids the call, a scale-offset fault skips its expert); a
+ *  compiled-only plan returns NVFP4JIT_ERR_NO_DRIVER without a driver and
+ *  NVFP4JIT_ERR_ARCH_MISMATCH on a device that is not compute capability 10.0, after the
+ *  argument checks. */
 NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_run(nvfp4jit_moe_plan *p,
                                               const nvfp4jit_moe_call *call, void *stream);
 
-/** Read and clear the plan's device-side error word (waits for the device: call it after
+/** Read and clear the plan's device-side error word (a compiled-only sm_100a plan: NVFP4JIT_OK
+ *  at once, nothing ran) (waits for the device: call it after
  *  synchronising the runs' stream, e.g. in a debug build or after a suspicious result).
  *  @return NVFP4JIT_OK when no run since the last check skipped an expert; else
  *  NVFP4JIT_ERR_INVALID_PROBLEM with "expert E: ..." naming the lowest faulty expert and

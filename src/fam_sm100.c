@@ -8,7 +8,13 @@
  *   groups: num_groups x 32 bytes {u64 c, sfa, sfb; int m, n}
  *   maps (64-byte aligned): 2 CUtensorMaps per group (A then B), 128 bytes each; a group with
  *        M = 0 gets none encoded (cuTensorMapEncodeTiled rejects zero dimensions)
- *   tiles: num_tiles x 16 bytes {int group, off_m, off_n, K} */
+ *   tiles: num_tiles x 16 bytes {int group, off_m, off_n, K}
+ *
+ * The MoE blob (sm100_moe_blob_fill, for the entry <KERNEL_NAME>_moe; built once per plan):
+ *   the same header with num_tiles = 0, num_groups = E, k = K; groups: E x {0, 0, sfb of the
+ *   expert; 0, N}; maps: per expert an unused slot (the A slot, zero) and the weight map; no
+ *   tiles (the kernel schedules its tiles from the offsets). The token map is per call: a
+ *   kernel parameter (sm100_moe_token_map). */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,7 +25,7 @@
 
 /* ---- the device blob (host side; the template's structs are checked against these) ---- */
 typedef struct sm100_hdr {
-    int32_t num_tiles, num_groups, k_unused, pad;
+    int32_t num_tiles, num_groups, k, pad; /* k: the MoE blob's K (0 in a grouped blob) */
     uint64_t maps_off, tiles_off, groups_off, pad2[3];
 } sm100_hdr;
 typedef struct sm100_group {
@@ -217,6 +223,46 @@ static nvfp4jit_status sm100_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
     launch->dyn_smem = sm100_dyn_smem(v);
     return NVFP4JIT_OK;
 }
+
+/* ---- the MoE entry (src/moe.c) ---------------------------------------------------------- */
+
+size_t sm100_moe_blob_size(int experts) {
+    return maps_off((size_t)experts) + SM100_GROUP_MAPS_BYTES * (size_t)experts;
+}
+
+nvfp4jit_status sm100_moe_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
+                                    const nvfp4jit_variant *v, int experts, int64_t n, int64_t k,
+                                    const uint64_t *b, const uint64_t *sfb, unsigned char *host) {
+    size_t E = (size_t)experts, mo = maps_off(E);
+    memset(host, 0, sm100_moe_blob_size(experts));
+    sm100_hdr hdr = {0, (int32_t)experts, (int32_t)k, 0, mo, 0, sizeof hdr, {0}};
+    memcpy(host, &hdr, sizeof hdr);
+    for (size_t e = 0; e < E; e++) {
+        sm100_group d = {0, 0, sfb[e], 0, (int32_t)n};
+        memcpy(host + sizeof hdr + sizeof d * e, &d, sizeof d);
+        NJ_FORWARD_IF_ERROR(encode_map(ctx, api, host + mo + SM100_GROUP_MAPS_BYTES * e +
+                                       sizeof(CUtensorMap), b[e], n, k, v->block_n, v->block_k,
+                                       e, "B"));
+    }
+    return NVFP4JIT_OK;
+}
+
+nvfp4jit_status sm100_moe_token_map(nvfp4jit_ctx *ctx, const drv_api *api,
+                                    const nvfp4jit_variant *v, uint64_t a, int64_t max_rows,
+                                    int64_t k, void *map) {
+    /* the grouped A map over the whole token tensor: rows past max_rows are zero-filled,
+     * rows of the next expert are loaded and never stored (the kernel masks on the expert's
+     * row count) */
+    return encode_map(ctx, api, map, a, max_rows, k, v->block_m, v->block_k, 0, "A, tokens");
+}
+
+int64_t sm100_moe_grid(const nvfp4jit_variant *v, int experts, int64_t n, int64_t max_rows) {
+    /* every expert adds at most one partial token tile, and only a non-empty one */
+    int64_t partial = experts < max_rows ? experts : max_rows;
+    return (n + v->block_n - 1) / v->block_n * ((max_rows + v->block_m - 1) / v->block_m + partial);
+}
+
+unsigned sm100_moe_threads(const nvfp4jit_variant *v) { return (unsigned)sm100_threads(v); }
 
 /* ---- the cost model's terms (heuristic.c says how they combine) ----
  * B200 datasheet-level numbers (no B200 was lent): fp4 tensor cores (no decode), 7 TB/s.

@@ -123,6 +123,19 @@ nvfp4jit_status sm90_moe_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
                                    const uint64_t *b, const uint64_t *sfb, int64_t max_rows,
                                    uint64_t ws, unsigned char *host);
 
+/* The MoE entry <KERNEL_NAME>_moe(blob, MoeArgs, __grid_constant__ CUtensorMap tokens) of
+ * the sm_100a family (fam_sm100.c; layout there): the plan's constant blob, the per-call
+ * token map, and the grid for the worst case of (weights, max rows). */
+size_t sm100_moe_blob_size(int experts);
+nvfp4jit_status sm100_moe_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
+                                    const nvfp4jit_variant *v, int experts, int64_t n, int64_t k,
+                                    const uint64_t *b, const uint64_t *sfb, unsigned char *host);
+nvfp4jit_status sm100_moe_token_map(nvfp4jit_ctx *ctx, const drv_api *api,
+                                    const nvfp4jit_variant *v, uint64_t a, int64_t max_rows,
+                                    int64_t k, void *map);
+int64_t sm100_moe_grid(const nvfp4jit_variant *v, int experts, int64_t n, int64_t max_rows);
+unsigned sm100_moe_threads(const nvfp4jit_variant *v);
+
 extern const family fam_sm90a;
 extern const family fam_sm100a;
 

@@ -39,10 +39,11 @@ int heur_cand_cmp(const heur_cand *a, const heur_cand *b);
 /* The MoE heuristic (src/moe.c): row counts of max_rows tokens over `experts` experts at
  * the quantiles of distribution `kind` (0 even, 1 Poisson, 2 exponential), ascending, into
  * out[experts]; the variant a MoE plan of that shape runs with (least worst-case regret over
- * the kinds); whether a variant can serve a MoE plan (act16 becomes act16p in *v). */
+ * the kinds); whether a variant of arch can serve a MoE plan (sm_90a: act16 becomes act16p
+ * in *v; sm_100a: any valid variant). */
 void nj_moe_counts(int64_t max_rows, int experts, int kind, int64_t *out);
-nvfp4jit_status nj_moe_choose(nvfp4jit_ctx *ctx, int experts, int64_t n, int64_t k,
-                              int64_t max_rows, int sms, nvfp4jit_variant *v);
-int nj_moe_usable(nvfp4jit_variant *v, int experts);
+nvfp4jit_status nj_moe_choose(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, int experts, int64_t n,
+                              int64_t k, int64_t max_rows, int sms, nvfp4jit_variant *v);
+int nj_moe_usable(nvfp4jit_variant *v, int experts, nvfp4jit_arch arch);
 
 #endif

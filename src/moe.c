@@ -6,7 +6,14 @@
  * "MoE entry": token prep, a grid barrier, the GEMM): the blob is built once here
  * (sm90_moe_blob_fill), the tile table by the kernel from the offsets. So a run is one
  * cooperative launch and nothing else (two launches cost ~7 us of host time on the H200
- * host), and a CUDA graph of a run stays right whatever happens between its replays. */
+ * host), and a CUDA graph of a run stays right whatever happens between its replays.
+ *
+ * sm_100a (COMPILED, LINTED AND EMULATED ONLY, never run on a B200): the MoE entry of
+ * templates/sm100a_grouped.cu (<KERNEL_NAME>_moe), one ordinary launch over a grid sized for
+ * the worst case; the blob (weight maps, scale pointers) is built once here
+ * (sm100_moe_blob_fill), the token map per call (one cuTensorMapEncodeTiled on the host, a
+ * kernel parameter). Without a compute-capability 10.0 device the plan is compiled only (no
+ * device state) and a run returns NVFP4JIT_ERR_ARCH_MISMATCH, as the grouped call does. */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -34,7 +41,8 @@ struct nvfp4jit_moe_plan {
     nvfp4jit_moe_info info;
     int64_t max_rows, sf_rows;
     CUcontext cu_ctx;
-    CUfunction fn; /* the kernel in cu_ctx (the compiled kernel may be reloaded elsewhere) */
+    CUfunction fn; /* the kernel in cu_ctx (the compiled kernel may be reloaded elsewhere);
+                    * NULL: an sm_100a plan compiled without a cc 10.0 device (runs refused) */
     CUdeviceptr blob, ws, status, barrier;
     size_t dyn_smem;
 };
@@ -63,10 +71,9 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_weights_create(nvfp4jit_ctx *ctx, nvfp4jit
     NJ_RETURN_IF(ctx, !out, NVFP4JIT_ERR_INVALID_ARG, "nvfp4jit_weights_create: out is NULL");
     *out = NULL;
     NJ_RETURN_IF(ctx, !d, NVFP4JIT_ERR_INVALID_ARG, "nvfp4jit_weights_create: desc is NULL");
-    NJ_RETURN_IF(ctx, arch == NVFP4JIT_ARCH_SM100A, NVFP4JIT_ERR_UNSUPPORTED_ARCH,
-                 "MoE calls exist for sm_90a only (the sm_100a family has no MoE entry yet)");
-    NJ_RETURN_IF(ctx, arch != NVFP4JIT_ARCH_SM90A, NVFP4JIT_ERR_UNSUPPORTED_ARCH,
-                 "arch %d is not supported (sm_90a = 90)", (int)arch);
+    NJ_RETURN_IF(ctx, arch != NVFP4JIT_ARCH_SM90A && arch != NVFP4JIT_ARCH_SM100A,
+                 NVFP4JIT_ERR_UNSUPPORTED_ARCH,
+                 "arch %d is not supported (sm_90a = 90, sm_100a = 100)", (int)arch);
     NJ_RETURN_IF(ctx, d->num_experts < 1 || d->num_experts > MOE_MAX_EXPERTS,
                  NVFP4JIT_ERR_INVALID_ARG, "num_experts=%d: must be 1..%d", d->num_experts,
                  MOE_MAX_EXPERTS);
@@ -123,11 +130,13 @@ NVFP4JIT_API void nvfp4jit_weights_destroy(nvfp4jit_weights *w) {
 
 /* The variant of a MoE plan: act16 runs as its act16p twin (the MoE kernel loops over a tile
  * table it builds itself). @return 1 if v can serve the plan. */
-int nj_moe_usable(nvfp4jit_variant *v, int experts) {
+int nj_moe_usable(nvfp4jit_variant *v, int experts, nvfp4jit_arch arch) {
+    char why[256];
+    if (v->arch != arch) return 0;
+    if (arch == NVFP4JIT_ARCH_SM100A) return fam_sm100a.check(v, why, sizeof why);
     if (v->arch != NVFP4JIT_ARCH_SM90A) return 0;
     if (v->strategy == NVFP4JIT_STRATEGY_ACT16) v->strategy = NVFP4JIT_STRATEGY_ACT16P;
     if (v->strategy != NVFP4JIT_STRATEGY_ACT16P) return 0;
-    char why[256];
     return fam_sm90a.check(v, why, sizeof why) && sm90_moe_fits(v, experts);
 }
 
@@ -174,11 +183,11 @@ void nj_moe_counts(int64_t max_rows, int experts, int kind, int64_t *out) {
  * device: the variant whose estimated time is within the smallest factor of the best one's on
  * every distribution of nj_moe_counts (least worst-case regret), since a plan serves whatever
  * the router sends; ties go to the earlier candidate of the Poisson ranking. sms: the SM
- * count modelled (0: the device's where it runs sm_90a, else the family default). An even spread
+ * count modelled (0: the device's where it runs the arch, else the family default). An even spread
  * alone hid the busiest experts: it chose BLOCK_N 16 for decode64-down, whose experts hold up
  * to 24 rows (two token tiles each, so their weights decoded twice: +25 % on the H200). */
-nvfp4jit_status nj_moe_choose(nvfp4jit_ctx *ctx, int experts, int64_t n, int64_t k,
-                              int64_t max_rows, int sms, nvfp4jit_variant *v) {
+nvfp4jit_status nj_moe_choose(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, int experts, int64_t n,
+                              int64_t k, int64_t max_rows, int sms, nvfp4jit_variant *v) {
     enum { KINDS = 3 };
     size_t E = (size_t)experts, cap = 4096;
     nvfp4jit_group *g = calloc(E, sizeof *g);
@@ -192,7 +201,7 @@ nvfp4jit_status nj_moe_choose(nvfp4jit_ctx *ctx, int experts, int64_t n, int64_t
     for (int d = 0; d < KINDS && s == NVFP4JIT_OK; d++) {
         nj_moe_counts(max_rows, experts, d, cnt);
         for (size_t e = 0; e < E; e++) g[e] = (nvfp4jit_group){.m = cnt[e], .n = n, .k = k};
-        s = heur_rank(ctx, NVFP4JIT_ARCH_SM90A, g, E, sms, c[d], cap, &count[d]);
+        s = heur_rank(ctx, arch, g, E, sms, c[d], cap, &count[d]);
         if (count[d] > cap) count[d] = cap;
     }
     int found = 0;
@@ -200,13 +209,13 @@ nvfp4jit_status nj_moe_choose(nvfp4jit_ctx *ctx, int experts, int64_t n, int64_t
     /* candidates in the Poisson ranking's order; regret = max over kinds of est / best est */
     for (size_t i = 0; s == NVFP4JIT_OK && i < count[1]; i++) {
         nvfp4jit_variant cand = c[1][i].v;
-        if (!nj_moe_usable(&cand, experts)) continue;
+        if (!nj_moe_usable(&cand, experts, arch)) continue;
         double regret = 0;
         for (int d = 0; d < KINDS && regret >= 0; d++) {
             double est = -1, best = -1;
             for (size_t j = 0; j < count[d]; j++) {
                 nvfp4jit_variant u = c[d][j].v;
-                if (!nj_moe_usable(&u, experts)) continue;
+                if (!nj_moe_usable(&u, experts, arch)) continue;
                 if (best < 0) best = c[d][j].est_us;
                 if (memcmp(&u, &cand, sizeof u) == 0) est = c[d][j].est_us;
             }
@@ -225,7 +234,8 @@ nvfp4jit_status nj_moe_choose(nvfp4jit_ctx *ctx, int experts, int64_t n, int64_t
     for (int d = 0; d < KINDS; d++) free(c[d]);
     NJ_FORWARD_IF_ERROR(s);
     NJ_RETURN_IF(ctx, !found, NVFP4JIT_ERR_INVALID_VARIANT,
-                 "no act16/act16p variant fits a MoE layer of %d experts", experts);
+                 "no %s variant fits a MoE layer of %d experts",
+                 arch == NVFP4JIT_ARCH_SM100A ? "sm_100a" : "act16/act16p", experts);
     return NVFP4JIT_OK;
 }
 
@@ -307,6 +317,37 @@ static nvfp4jit_status moe_build(nvfp4jit_moe_plan *p, const drv_api *api) {
     return NVFP4JIT_OK;
 }
 
+/* The sm_100a plan's device state (a cc 10.0 device): the constant blob, the error word and
+ * the MoE entry of the module. */
+static nvfp4jit_status moe_build_sm100(nvfp4jit_moe_plan *p, const drv_api *api) {
+    nvfp4jit_weights *w = p->w;
+    nvfp4jit_ctx *ctx = w->ctx;
+    const nvfp4jit_variant *v = &p->info.variant;
+    size_t bb = sm100_moe_blob_size(w->experts);
+    DRV_CHECK(ctx, api, cuMemAlloc(&p->blob, bb), "cuMemAlloc (MoE blob)");
+    DRV_CHECK(ctx, api, cuMemAlloc(&p->status, 8), "cuMemAlloc (MoE error word)");
+    int32_t st0[2] = {0, INT_MAX};
+    DRV_CHECK(ctx, api, cuMemcpyHtoD(p->status, st0, sizeof st0), "cuMemcpyHtoD (MoE error word)");
+    unsigned char *host = aligned_alloc(64, (bb + 63) / 64 * 64);
+    NJ_RETURN_IF(ctx, !host, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (MoE blob)");
+    nvfp4jit_status s = sm100_moe_blob_fill(ctx, api, v, w->experts, w->n, w->k, w->b, w->sfb, host);
+    CUresult r = s == NVFP4JIT_OK ? api->cuMemcpyHtoD(p->blob, host, bb) : CUDA_SUCCESS;
+    free(host);
+    NJ_FORWARD_IF_ERROR(s);
+    if (r != CUDA_SUCCESS) return drv_fail(ctx, r, "cuMemcpyHtoD (MoE blob)");
+    NJ_FORWARD_IF_ERROR(nj_jit_load(ctx, api, p->kernel));
+    CUfunction fn = NULL;
+    DRV_CHECK(ctx, api, cuModuleGetFunction(&fn, p->kernel->mod, NJ_KERNEL_NAME "_moe"),
+              "cuModuleGetFunction (sm_100a MoE entry)");
+    DRV_CHECK(ctx, api,
+              cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                 (int)p->dyn_smem),
+              "cuFuncSetAttribute (MoE shared memory)");
+    p->fn = fn;
+    p->info.device_bytes = bb + 8;
+    return NVFP4JIT_OK;
+}
+
 NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64_t max_rows,
                                                       const nvfp4jit_variant *force,
                                                       nvfp4jit_moe_plan **out) {
@@ -330,21 +371,51 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64
                  (long long)max_rows, (long long)w->n, (long long)w->k, w->experts);
     nvfp4jit_variant v;
     nvfp4jit_choice choice = NVFP4JIT_CHOICE_HEURISTIC;
-    int sms = fam_model_sms(&fam_sm90a); /* the heuristic's input, looked up once */
+    int sms = fam_model_sms(fam_get(w->arch)); /* the heuristic's input, looked up once */
     if (force) {
         v = *force;
         NJ_FORWARD_IF_ERROR(nj_variant_check(ctx, &v));
-        NJ_RETURN_IF(ctx, !nj_moe_usable(&v, w->experts), NVFP4JIT_ERR_INVALID_VARIANT,
-                     "MoE calls need an sm_90a act16/act16p variant whose tile table for %d "
-                     "experts fits shared memory",
+        NJ_RETURN_IF(ctx, !nj_moe_usable(&v, w->experts, w->arch), NVFP4JIT_ERR_INVALID_VARIANT,
+                     w->arch == NVFP4JIT_ARCH_SM100A
+                         ? "MoE calls on sm_100a weights need a valid sm_100a variant (%d experts)"
+                         : "MoE calls need an sm_90a act16/act16p variant whose tile table for %d "
+                           "experts fits shared memory",
                      w->experts);
         choice = NVFP4JIT_CHOICE_FORCED;
     } else {
-        NJ_FORWARD_IF_ERROR(nj_moe_choose(ctx, w->experts, w->n, w->k, max_rows, sms, &v));
+        NJ_FORWARD_IF_ERROR(nj_moe_choose(ctx, w->arch, w->experts, w->n, w->k, max_rows, sms, &v));
     }
     nvfp4jit_kernel *k = NULL;
     NJ_FORWARD_IF_ERROR(nj_jit_variant(ctx, &v, &k));
     nvfp4jit_status s;
+    if (w->arch == NVFP4JIT_ARCH_SM100A) {
+        nvfp4jit_moe_plan *p = calloc(1, sizeof *p);
+        NJ_RETURN_IF(ctx, !p, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (MoE plan)");
+        p->w = w;
+        p->kernel = k;
+        p->info.variant = v;
+        p->info.choice = choice;
+        p->info.sms = sms;
+        p->max_rows = max_rows;
+        p->sf_rows = moe_scale_rows(max_rows, w->experts);
+        p->dyn_smem = fam_sm100a.dyn_smem(&v);
+        p->info.grid = (unsigned)sm100_moe_grid(&v, w->experts, w->n, max_rows);
+        /* device state only where the kernel can run; elsewhere a compiled-only plan whose
+         * runs are refused (NVFP4JIT_ERR_ARCH_MISMATCH) */
+        const drv_api *api = drv_get(ctx, &s);
+        if (api && ctx->device_cc == fam_sm100a.cc) {
+            api->cuCtxGetCurrent(&p->cu_ctx);
+            s = moe_build_sm100(p, api);
+            if (s != NVFP4JIT_OK) {
+                moe_plan_free(p);
+                return s;
+            }
+        }
+        nj_clear(ctx); /* (no driver or no sm_100a device: not an error for a compiled-only plan) */
+        p->info.setup_ms = nj_now_ms() - t0;
+        *out = p;
+        return NVFP4JIT_OK;
+    }
     const drv_api *api = drv_get(ctx, &s);
     if (!api) return s;
     NJ_RETURN_IF(ctx, ctx->device_cc != fam_sm90a.cc, NVFP4JIT_ERR_ARCH_MISMATCH,
@@ -392,11 +463,38 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_run(nvfp4jit_moe_plan *p,
     NJ_RETURN_IF(ctx, call->offsets % 4 || call->sf_offsets % 4, NVFP4JIT_ERR_INVALID_ARG,
                  "nvfp4jit_moe_run: offsets and sf_offsets must be 4-byte aligned");
     const drv_api *api = drv_load();
+    if (p->w->arch == NVFP4JIT_ARCH_SM100A && !p->fn) {
+        /* compiled only: as the grouped call on a device that is not cc 10.0 */
+        nvfp4jit_status s;
+        api = drv_get(ctx, &s);
+        if (!api) return s;
+        NJ_RETURN_IF(ctx, ctx->device_cc != 100, NVFP4JIT_ERR_ARCH_MISMATCH,
+                     "MoE plan is for sm_100a but the device is compute capability %d.%d",
+                     ctx->device_cc / 10, ctx->device_cc % 10);
+        return nj_fail(ctx, NVFP4JIT_ERR_INVALID_ARG,
+                       "this sm_100a MoE plan was made without a compute capability 10.0 "
+                       "device current: it has no device state (make the plan again)");
+    }
     NJ_RETURN_IF(ctx, !api, NVFP4JIT_ERR_NO_DRIVER, "the CUDA driver is not loaded");
     CUcontext cur = NULL;
     api->cuCtxGetCurrent(&cur);
     NJ_RETURN_IF(ctx, cur != p->cu_ctx, NVFP4JIT_ERR_INVALID_ARG,
                  "MoE plan's device buffers belong to another CUDA context");
+    if (p->w->arch == NVFP4JIT_ARCH_SM100A) {
+        /* one launch; everything per call is a kernel parameter (the token map included) */
+        nj_moe_args m = {call->a, call->sfa, call->c, call->offsets, call->sf_offsets,
+                         (uint64_t)p->status, (int32_t)p->max_rows,
+                         (int32_t)(p->sf_rows > INT_MAX ? INT_MAX : p->sf_rows), 0};
+        CUtensorMap amap;
+        NJ_FORWARD_IF_ERROR(sm100_moe_token_map(ctx, api, &p->info.variant, call->a,
+                                                p->max_rows, p->w->k, &amap));
+        void *args[] = {&p->blob, &m, &amap};
+        DRV_CHECK(ctx, api,
+                  cuLaunchKernel(p->fn, p->info.grid, 1, 1, sm100_moe_threads(&p->info.variant),
+                                 1, 1, (unsigned)p->dyn_smem, (CUstream)stream, args, NULL),
+                  "cuLaunchKernel (sm_100a MoE)");
+        return NVFP4JIT_OK;
+    }
     nj_moe_args m = {call->a,
                      call->sfa,
                      call->c,
@@ -427,6 +525,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_check(nvfp4jit_moe_plan *p, int *
     if (!p) return NVFP4JIT_ERR_INVALID_ARG;
     nvfp4jit_ctx *ctx = p->w->ctx;
     nj_clear(ctx);
+    if (!p->status) return NVFP4JIT_OK; /* a compiled-only sm_100a plan never ran */
     const drv_api *api = drv_load();
     NJ_RETURN_IF(ctx, !api, NVFP4JIT_ERR_NO_DRIVER, "the CUDA driver is not loaded");
     int32_t st[2];

@@ -36,11 +36,37 @@ struct GroupDesc {            // 32 bytes (blob layout: fam_sm100.c)
   int m, n;
 };
 struct BlobHeader {           // 64 bytes
-  int num_tiles, num_groups, k_unused, pad;
+  int num_tiles, num_groups, k, pad;   // k: the MoE blob's K (0 in a grouped blob)
   u64 maps_off, tiles_off, groups_off, pad2[3];
 };
 struct __align__(64) TmaDesc { u64 opaque[16]; };   // CUtensorMap: 128 bytes, 64-byte aligned
 struct Tile { int group, off_m, off_n, k; };
+struct MoeArgs {             // 64 bytes (src/family.h nj_moe_args): the per-call data of a MoE run
+  u64 a, sfa, c;             // tokens [max_rows, K/2] (read through the A map), token scales, C fp16
+  const int *offsets;        // expert e owns rows offsets[e] .. offsets[e+1]-1
+  const int *sf_offsets;     // expert e's scales start at scale row sf_offsets[e] (128 | it)
+  int *status;               // {fault bits, lowest faulty expert}: raised here, cleared by the host
+  int max_rows, sf_rows;     // rows of A and C; rows of the token-scale buffer
+  u64 unused;                // (the sm_90a kernel's grid barrier)
+};
+
+// Expert e of a MoE call: its first row *r0 and first scale row *s0, and its row count; or
+// minus the fault bits (1: offsets negative or decreasing, 2: rows past max_rows, 4: scale
+// offset not a multiple of 128 or scale rows past sf_rows) when it must be skipped. The same
+// rules and bits as the sm_90a MoE kernel (templates/sm90a_act16.cuh moe_expert).
+static __device__ __forceinline__ int moe_expert(const MoeArgs &p, int e, int *r0, int *s0) {
+  const int a = p.offsets[e], b = p.offsets[e + 1], s = p.sf_offsets[e];
+  *r0 = a;
+  *s0 = s;
+  if (a < 0 || b < a) return -1;
+  if (b > p.max_rows) return -2;
+  if (b > a && (s < 0 || (s & 127) || s > p.sf_rows - ((b - a + 127) & ~127))) return -4;
+  return b - a;   // (an empty expert's scale offset is never read, so never checked)
+}
+static __device__ __forceinline__ void moe_fault(const MoeArgs &p, int e, int bits) {
+  atomicOr(p.status, bits);
+  atomicMin(p.status + 1, e);
+}
 
 // offsetof for the static_asserts below: NVRTC has no <cstddef>; __INTADDR__ is its front
 // end's (EDG) constant address-of-member; host compilers (the tests' emulator) have the builtin.
@@ -183,17 +209,44 @@ __device__ __forceinline__ void tcgen05_commit(int mbar_addr) {
 __device__ __forceinline__ void tcgen05_wait_ld() { asm volatile("tcgen05.wait::ld.sync.aligned;"); }
 % end
 
+% -- Two entries from one body: MOE = false is the grouped call (the blob's tile list);
+% -- MOE = true is the MoE entry ${KERNEL_NAME}_moe (nvfp4jit_moe_run): the blob is the plan's
+% -- constant one (per expert: the weight map and scale pointer), the tokens, token scales, C
+% -- and the expert offsets are kernel parameters (MoeArgs) and the token map (over the whole
+% -- [max_rows, K] token tensor) a __grid_constant__ one. The grid is sized by the host for
+% -- the worst case (N tiles x (max_rows / 128 + one partial tile per expert)); every CTA
+% -- validates the offsets, counts each expert's 128-row token tiles and finds its own tile
+% -- by a prefix sum (no per-call host work, no table in memory); CTAs past the last tile
+% -- exit before they allocate anything. Offsets are untrusted: row faults (negative,
+% -- decreasing or past max_rows) void the call, a scale-offset fault skips its expert; CTA 0
+% -- reports both in MoeArgs.status (the sm_90a rules and bits).
+% for MOE_I = 1, 0, -1 do   -- the MoE entry first: ptxas logs the last entry first, and the
+% --                               resources nvfp4jit_kernel_resources reports are the first logged (the grouped entry's)
+% local MOE = MOE_I == 1
+% if not MOE then
 extern "C" __global__ void __launch_bounds__(${THREADS})
 ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
+% elseif EMU == 1 then
+extern "C" __global__ void ${KERNEL_NAME}_moe(const unsigned char *__restrict__ blob, const MoeArgs *moe_p,
+                                               const TmaDesc *amap) {
+  const MoeArgs moe = *moe_p;   // (by value on the GPU; by pointer through the emulator's call)
+% else
+extern "C" __global__ void __launch_bounds__(${THREADS})
+${KERNEL_NAME}_moe(const unsigned char *__restrict__ blob, const MoeArgs moe,
+                   const __grid_constant__ TmaDesc amap_param) {
+  const TmaDesc *amap = &amap_param;
+% end
   const BlobHeader *hdr = (const BlobHeader *)blob;
   const GroupDesc *groups = (const GroupDesc *)(blob + hdr->groups_off);
   const TmaDesc *maps = (const TmaDesc *)(blob + hdr->maps_off);
-  const Tile t4 = ((const Tile *)(blob + hdr->tiles_off))[blockIdx.x];
   const int tid = threadIdx.x, warp_id = tid / 32, lane_id = tid % 32;
+  constexpr int NUM_WARPS = ${BLOCK_M // 32 + 2};
+% if not MOE then
+  const Tile t4 = ((const Tile *)(blob + hdr->tiles_off))[blockIdx.x];
   const int group = t4.group, off_m = t4.off_m, off_n = t4.off_n, K = t4.k;
   const GroupDesc g = groups[group];
   const int M = g.m, N = g.n;
-  constexpr int NUM_WARPS = ${BLOCK_M // 32 + 2};
+% end
 
   // The tiles need 1024-byte aligned shared addresses (TMA's 128-byte swizzle repeats every
   // 1024 bytes and takes its pattern from address bits 4-9; the UMMA descriptors assume the
@@ -212,9 +265,77 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
   // the static shared variables live in the emulated static section (same order, alignment)
   long long (&mbars)[${STAGES * 2 + 1}] = *(long long (*)[${STAGES * 2 + 1}])emu_static_shared(${(STAGES * 2 + 1) * 8}, 8);
   int &tmem_base_slot = *(int *)emu_static_shared(4, 4);
+% if MOE then
+  int (&moe_scan)[${THREADS}] = *(int (*)[${THREADS}])emu_static_shared(${THREADS * 4}, 4);
+  int (&moe_pick)[4] = *(int (*)[4])emu_static_shared(16, 4);
+% end
 % else
   __shared__ long long mbars[${STAGES * 2 + 1}];
   __shared__ int tmem_base_slot;
+% if MOE then
+  __shared__ int moe_scan[${THREADS}];   // token tiles of each thread's experts, then their prefix
+  __shared__ int moe_pick[4];            // {void, this CTA's expert, its token tile, all tiles}
+% end
+% end
+% if MOE then
+
+  // ---- MoE tile schedule (every CTA, before anything is allocated) ----
+  // The weight tile nt is the fast index: CTAs side by side share a token tile. Thread t
+  // owns the experts [t * chunk, (t + 1) * chunk).
+  const int E = hdr->num_groups, K = hdr->k;
+  const int N = groups[0].n;
+  const int tiles_n = (N + ${BLOCK_N - 1}) / ${BLOCK_N};
+  const int mt = blockIdx.x / tiles_n, nt = blockIdx.x % tiles_n;
+  const int chunk = (E + ${THREADS - 1}) / ${THREADS};
+  const int e_lo = min(E, tid * chunk), e_hi = min(E, e_lo + chunk);
+  if (tid == 0) { moe_pick[0] = 0; moe_pick[1] = -1; moe_pick[2] = 0; }
+  __syncthreads();
+  {
+    int tiles = 0, row_fault = 0;
+    for (int e = e_lo; e < e_hi; e++) {
+      int r0, s0;
+      const int cnt = moe_expert(moe, e, &r0, &s0);
+      if (cnt < 0 && blockIdx.x == 0) moe_fault(moe, e, -cnt);
+      row_fault |= cnt == -1 || cnt == -2;
+      if (cnt > 0) tiles += (cnt + 127) / 128;
+    }
+    // a chunk without row faults is monotone inside [0, max_rows]: at most max_rows / 128 +
+    // chunk tiles, so the sum over 192 chunks stays inside int; with a fault the call is void
+    moe_scan[tid] = row_fault ? 0 : tiles;
+    if (row_fault) moe_pick[0] = 1;
+  }
+  __syncthreads();
+  if (tid == 0) {   // exclusive prefix sum over the threads
+    int sum = 0;
+    for (int t = 0; t < ${THREADS}; t++) {
+      const int x = moe_scan[t];
+      moe_scan[t] = sum;
+      sum += x;
+    }
+    moe_pick[3] = sum;
+  }
+  __syncthreads();
+  if (!moe_pick[0] && mt < moe_pick[3] && mt >= moe_scan[tid] &&
+      (tid == ${THREADS - 1} || mt < moe_scan[tid + 1])) {
+    int first = moe_scan[tid];   // the thread whose experts hold token tile mt finds it
+    for (int e = e_lo; e < e_hi; e++) {
+      int r0, s0;
+      const int cnt = moe_expert(moe, e, &r0, &s0);
+      const int t = cnt > 0 ? (cnt + 127) / 128 : 0;
+      if (mt < first + t) {
+        moe_pick[1] = e;
+        moe_pick[2] = mt - first;
+        break;
+      }
+      first += t;
+    }
+  }
+  __syncthreads();
+  if (moe_pick[0] || moe_pick[1] < 0) return;   // void call, or no tile for this CTA
+  const int group = moe_pick[1], off_m = moe_pick[2] * ${BLOCK_M}, off_n = nt * ${BLOCK_N};
+  int moe_r0, moe_s0;
+  const int M = moe_expert(moe, group, &moe_r0, &moe_s0);   // > 0: it has tiles
+  const GroupDesc g = groups[group];
 % end
   const int tma_mbar = (int)__cvta_generic_to_shared(mbars);
   const int mma_mbar = tma_mbar + ${STAGES} * 8;
@@ -233,11 +354,21 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
   tcgen05_fence_after();
   const int tmem = tmem_base_slot;        // accumulator at column 0 of the allocation
 
-  const TmaDesc *A_tmap = maps + ${BLOB_GROUP_MAPS} * group;
   const TmaDesc *B_tmap = maps + ${BLOB_GROUP_MAPS} * group + 1;
-  unsigned short *C = (unsigned short *)g.c;
   const int num_iters = (K + ${BLOCK_K - 1}) / ${BLOCK_K};
   const int k_blocks = K / 64;            // 512-byte scale blocks per 128 rows
+% if MOE then
+  // the expert's rows: row moe_r0 of the token map and of C, scale row moe_s0 (128 | it)
+  const TmaDesc *A_tmap = amap;
+  const int a_row0 = moe_r0;
+  unsigned short *C = (unsigned short *)moe.c + (long long)moe_r0 * N;
+  const char *SFA_group = (const char *)moe.sfa + (long long)(moe_s0 / 128) * k_blocks * 512;
+% else
+  const TmaDesc *A_tmap = maps + ${BLOB_GROUP_MAPS} * group;
+  const int a_row0 = 0;
+  unsigned short *C = (unsigned short *)g.c;
+  const char *SFA_group = (const char *)g.sfa;
+% end
   const u64 cache_A = M > N ? EVICT_FIRST : EVICT_LAST;
   const u64 cache_B = M > N ? EVICT_LAST : EVICT_FIRST;
   // the 128-row scale block holds BLOCK_N-row tiles side by side: this tile's rows start at
@@ -246,7 +377,7 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
 
   if (warp_id == NUM_WARPS - 2 && elect_sync()) {
     // ---- TMA producer ----
-    const char *SFA_base = (const char *)g.sfa + (long long)(off_m / 128) * k_blocks * 512;
+    const char *SFA_base = SFA_group + (long long)(off_m / 128) * k_blocks * 512;
     const char *SFB_base = (const char *)g.sfb + (long long)(off_n / 128) * k_blocks * 512;
     for (int it = 0; it < num_iters; it++) {
       const int stage = it % ${STAGES};
@@ -256,7 +387,7 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
       const int SFA_s = B_s + ${B_SIZE}, SFB_s = SFA_s + ${SF_SIZE};
       const int kb = it * ${SUB};
       const int nsub = min(${SUB}, k_blocks - kb);   // 64-k steps that exist in this k-tile
-      tma_2d_g2s(A_s, A_tmap, it * ${BLOCK_K}, off_m, mbar, cache_A);
+      tma_2d_g2s(A_s, A_tmap, it * ${BLOCK_K}, a_row0 + off_m, mbar, cache_A);
       tma_2d_g2s(B_s, B_tmap, it * ${BLOCK_K}, off_n, mbar, cache_B);
       bulk_g2s(SFA_s, SFA_base + kb * 512, nsub * 512, mbar, cache_A);
       bulk_g2s(SFB_s, SFB_base + kb * 512, nsub * 512, mbar, cache_B);
@@ -339,3 +470,4 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob) {
     tcgen05_dealloc(tmem);
   }
 }
+% end

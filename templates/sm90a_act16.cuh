@@ -265,74 +265,7 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
   const int tid = threadIdx.x, wg = tid / 128;   // wg == ${WG}: the producer warp
   const u32 full0 = smem_u32(smem + ${BAR_OFF}), empty0 = full0 + ${8 * STAGES};
   int *offs = tab + E + 1, *sofs = offs + E + 1, *cnts = sofs + E;   // MoE: copies, counts
-  // The tile's group (MoE: expert), weight and token tile, its first token row in the token
-  // map, its token count and C.
-  auto tile_at = [&](int ti) -> TileInfo {
-    TileInfo r;
-    if (!moe.offsets) {
-      const Tile t = tiles[ti];
-      r.group = t.group; r.tx = t.tx; r.ty = t.ty; r.row0 = 0; r.tok_map = ${BLOB_GROUP_MAPS} * t.group;
-      r.m = groups[t.group].m;
-      r.c = (unsigned short *)groups[t.group].c;
-      return r;
-    }
-    int lo = 0, hi = E - 1;   // the last expert whose first tile is <= ti
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) / 2;
-      if (tab[mid] <= ti) lo = mid; else hi = mid - 1;
-    }
-    const int cnt = cnts[lo], r0 = offs[lo];   // > 0: it has tiles
-    const int ty_n = (cnt + ${BLOCK_N - 1}) / ${BLOCK_N}, local = ti - tab[lo];
-    r.group = lo; r.tx = local / ty_n; r.ty = local % ty_n; r.row0 = r0; r.tok_map = ${BLOB_GROUP_MAPS} * E;
-    r.m = cnt;
-    r.c = (unsigned short *)moe.c + (long long)r0 * groups[lo].n;
-    return r;
-  };
-
-  // One stage of a tile: its full barrier expects all the stage's bytes (tokens, weights,
-  // weight scales); `what` 1 = tokens, 2 = weights and scales, 3 = both.
-  auto load_stage = [&](const TileInfo &tile, int kt, int it, int what) {
-    const GroupDesc &g = groups[tile.group];
-    const int nk = g.k / 64;                  // K % 64 == 0 and K >= 64
-    const int x0 = tile.tx * ${BLOCK_M}, y0 = tile.row0 + tile.ty * ${BLOCK_N};
-    const u32 base = smem_u32(smem);
-    const int slot = it % ${STAGES};
-    const u32 full = full0 + 8 * slot;
-    if (what & 1) tma_2d(base + slot * ${TOK_BYTES}, &maps[tile.tok_map], kt * 64, y0, full);
-    if (what & 2) {
-      const int sfb_last = (g.n + 127) / 128 - 1 - x0 / 128;  // last block of the array, from x0's
-      tma_2d(base + ${W_OFF} + slot * ${W_BYTES}, &maps[${BLOB_GROUP_MAPS} * tile.group + 1], kt * 32, x0, full);
-% for b = 0, SFB_BLK - 1 do
-      // a block past the last one (the tile's rows past N; their results are never
-      // stored) is replaced by the last one, so no read leaves the scale array
-      tma_2d(base + ${SF_OFF} + slot * ${SF_BYTES} + ${b * 512}, &maps[${BLOB_GROUP_MAPS} * tile.group + 2], 0,
-             (x0 / 128 + min(${b}, sfb_last)) * nk + kt, full);
-% end
-    }
-  };
-% if PERSIST then
-  // MoE, before phase 1: the weights and scales of the first stages of this CTA's first tile
-  // (stages 0.., `it` 0..); @return how many.
-  auto load_first = [&](const TileInfo &tile) -> int {
-    const int n = min(${STAGES}, groups[tile.group].k / 64);
-    int *tile_of = (int *)(smem + ${TILE_OF});
-    tile_of[0] = blockIdx.x;
-    for (int kt = 0; kt < n; kt++) {
-      mbar_expect_tx(full0 + 8 * kt, ${TX});
-      load_stage(tile, kt, kt, 2);
-    }
-    return n;
-  };
-% end
-  if (tid == 0) {
-    for (int s = 0; s < ${STAGES}; s++) {
-      mbar_init(full0 + 8 * s, 1);                // the producer's arrive.expect_tx
-      mbar_init(empty0 + 8 * s, ${4 * WG});       // one arrive per consumer warp
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
   int moe_void = 0;   // MoE: offsets not monotone inside [0, max_rows]: the call does nothing
-  int pre = 0;        // MoE: stages of the CTA's first tile whose weights load during phase 1
   if (moe.offsets) {
     // Phase 0: the offsets, copied to shared memory once (coalesced), then each expert's
     // count (or fault) and tiles (weight tiles outer, as in the grouped blob), and a prefix
@@ -372,16 +305,6 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
       if (tid == 0) tab[0] = 0;
     }
     __syncthreads();
-    num_tiles = moe_void ? 0 : tab[E];
-% if PERSIST then
-    // The first tile of this CTA (its blockIdx) is known now: its producer starts the first
-    // stages' weight and scale loads, which need nothing from phase 1, so that their DRAM
-    // time overlaps the token conversion and the grid barrier (in the grouped call they
-    // start only when the GEMM kernel does); the token loads of those stages follow the
-    // barrier. The stages' full barriers expect all their bytes from the start.
-    if (tid == ${WG * 128} && (int)blockIdx.x < num_tiles)
-      pre = load_first(tile_at(blockIdx.x));
-% end
     // Phase 1: the whole grid converts the tokens, then waits for every CTA. The fp16 tokens
     // are written by ordinary stores (generic proxy) and read by TMA (async proxy) in other
     // CTAs: fence.proxy.async.global orders them for the async proxy (PTX ISA "Memory
@@ -465,10 +388,43 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
       __threadfence();
     }
   }
+  if (tid == 0) {
+    for (int s = 0; s < ${STAGES}; s++) {
+      mbar_init(full0 + 8 * s, 1);                // the producer's arrive.expect_tx
+      mbar_init(empty0 + 8 * s, ${4 * WG});       // one arrive per consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
   __syncthreads();
+  if (moe.offsets) num_tiles = moe_void ? 0 : tab[E];
+  // The tile's group (MoE: expert), weight and token tile, its first token row in the token
+  // map, its token count and C.
+  auto tile_at = [&](int ti) -> TileInfo {
+    TileInfo r;
+    if (!moe.offsets) {
+      const Tile t = tiles[ti];
+      r.group = t.group; r.tx = t.tx; r.ty = t.ty; r.row0 = 0; r.tok_map = ${BLOB_GROUP_MAPS} * t.group;
+      r.m = groups[t.group].m;
+      r.c = (unsigned short *)groups[t.group].c;
+      return r;
+    }
+    int lo = 0, hi = E - 1;   // the last expert whose first tile is <= ti
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (tab[mid] <= ti) lo = mid; else hi = mid - 1;
+    }
+    const int cnt = cnts[lo], r0 = offs[lo];   // > 0: it has tiles
+    const int ty_n = (cnt + ${BLOCK_N - 1}) / ${BLOCK_N}, local = ti - tab[lo];
+    r.group = lo; r.tx = local / ty_n; r.ty = local % ty_n; r.row0 = r0; r.tok_map = ${BLOB_GROUP_MAPS} * E;
+    r.m = cnt;
+    r.c = (unsigned short *)moe.c + (long long)r0 * groups[lo].n;
+    return r;
+  };
+
   if (wg == ${WG}) {
     // ---- producer ----
     if (tid == ${WG * 128}) {
+      const u32 base = smem_u32(smem);
       // MoE: the fp16 tokens were written by other CTAs' generic stores before the grid
       // barrier; order them before this thread's TMA (async proxy) reads as well.
       if (moe.offsets) asm volatile("fence.proxy.async.global;" ::: "memory");
@@ -488,26 +444,35 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
 ${TILE_LOOP}
 % end
         const TileInfo tile = tile_at(ti);
-        const int nk = groups[tile.group].k / 64;
-        asm volatile("prefetch.tensormap [%0];" :: "l"(&maps[tile.tok_map]) : "memory");
-        asm volatile("prefetch.tensormap [%0];" :: "l"(&maps[${BLOB_GROUP_MAPS} * tile.group + 1]) : "memory");
-        asm volatile("prefetch.tensormap [%0];" :: "l"(&maps[${BLOB_GROUP_MAPS} * tile.group + 2]) : "memory");
+        const GroupDesc &g = groups[tile.group];
+        const int nk = g.k / 64;                  // K % 64 == 0 and K >= 64
+        const int x0 = tile.tx * ${BLOCK_M}, y0 = tile.row0 + tile.ty * ${BLOCK_N};
+        const TmaDesc *tok_map = &maps[tile.tok_map], *w_map = &maps[${BLOB_GROUP_MAPS} * tile.group + 1];
+        const TmaDesc *sf_map = &maps[${BLOB_GROUP_MAPS} * tile.group + 2];
+        asm volatile("prefetch.tensormap [%0];" :: "l"(tok_map) : "memory");
+        asm volatile("prefetch.tensormap [%0];" :: "l"(w_map) : "memory");
+        asm volatile("prefetch.tensormap [%0];" :: "l"(sf_map) : "memory");
         // (No fence.proxy.tensormap::generic.acquire of the maps, which a host copy wrote
         // before the launch: three per tile cost decode64-up 377 -> 505 us on the H200, one
         // tile per CTA. Open question in the closing notes of 2026-12-03: __grid_constant__
         // maps or one acquire per CTA.)
+        const int sfb_last = (g.n + 127) / 128 - 1 - x0 / 128;  // last block of the array, from x0's
         for (int kt = 0; kt < nk; kt++, it++) {
-          if (it < pre) {   // MoE: weights and scales already on their way (load_first)
-            load_stage(tile, kt, it, 1);
-            continue;
-          }
           const int slot = it % ${STAGES};
           if (it >= ${STAGES}) mbar_wait(empty0 + 8 * slot, ((it / ${STAGES}) - 1) & 1);
+          const u32 full = full0 + 8 * slot;
 % if PERSIST then
           if (kt == 0) tile_of[slot] = ti;
 % end
-          mbar_expect_tx(full0 + 8 * slot, ${TX});
-          load_stage(tile, kt, it, 3);
+          mbar_expect_tx(full, ${TX});
+          tma_2d(base + slot * ${TOK_BYTES}, tok_map, kt * 64, y0, full);
+          tma_2d(base + ${W_OFF} + slot * ${W_BYTES}, w_map, kt * 32, x0, full);
+% for b = 0, SFB_BLK - 1 do
+          // a block past the last one (the tile's rows past N; their results are never
+          // stored) is replaced by the last one, so no read leaves the scale array
+          tma_2d(base + ${SF_OFF} + slot * ${SF_BYTES} + ${b * 512}, sf_map, 0,
+                 (x0 / 128 + min(${b}, sfb_last)) * nk + kt, full);
+% end
         }
 % if PERSIST then
         ti = next;

@@ -203,6 +203,9 @@ int emu_kernel_build(const char *src, size_t len, const char *dir, const char *t
     }
     void (*bind)(const emu_api *) = (void (*)(const emu_api *))dlsym(k->so, "emu_bind");
     k->fn = (void (*)(const unsigned char *))dlsym(k->so, name);
+    char moe_name[256];
+    snprintf(moe_name, sizeof moe_name, "%s_moe", name);
+    *(void **)&k->fn_moe = dlsym(k->so, moe_name);
     if (!bind || !k->fn) {
         snprintf(err, errn, "%s: emu_bind or %s missing", so, name);
         dlclose(k->so);
@@ -256,6 +259,7 @@ enum { C_ALLOC, C_RELINQ, C_DEALLOC, C_N };
 static struct {
     const emu_launch *l;
     void (*fn)(const unsigned char *);
+    void (*fn_moe)(const unsigned char *, const void *, const void *);
     const unsigned char *blob;
     emu_stats *st;
     unsigned nthreads, cta;
@@ -768,7 +772,8 @@ const emu_api emu_table = {
 
 static void trampoline(void) {
     int i = G.cur;
-    G.fn(G.blob);
+    if (G.l->moe_args) G.fn_moe(G.blob, G.l->moe_args, G.l->token_map);
+    else G.fn(G.blob);
     G.th[i].state = T_DONE;
 }
 
@@ -900,6 +905,11 @@ int emu_run(const emu_kernel *k, const emu_launch *l, const unsigned char *blob,
     memset(&G, 0, sizeof G);
     G.l = l;
     G.fn = k->fn;
+    G.fn_moe = k->fn_moe;
+    if (l->moe_args && !k->fn_moe) {
+        snprintf(err, errn, "MoE launch of a kernel without a MoE entry");
+        return -1;
+    }
     G.blob = blob;
     G.st = st ? st : &dummy;
     G.err = err;

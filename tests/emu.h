@@ -60,6 +60,9 @@ uint32_t emu_swizzle(uint32_t a, int span);
 typedef struct emu_kernel {
     void *so;
     void (*fn)(const unsigned char *blob);
+    /* <name>_moe, the sm_100a MoE entry, if the build has one (else NULL): the EMU render
+     * takes its MoeArgs and token map by pointer (by value on the GPU) */
+    void (*fn_moe)(const unsigned char *blob, const void *moe_args, const void *token_map);
 } emu_kernel;
 /* Compile source (C++ through tests/emu_prelude.h) into dir/tag.so with $CXX or c++ and load
  * it; `name` is the kernel's symbol. @return 0 or -1 with the compiler's log in err. */
@@ -83,6 +86,8 @@ typedef struct emu_launch {
     const emu_range *ranges; /* readable global buffers (NULL: unchecked) */
     int nranges;
     uint64_t sched_seed;     /* != 0: each scheduling pass starts at a pseudo-random thread */
+    /* != NULL: run the MoE entry with these (64-byte nj_moe_args, 128-byte CUtensorMap) */
+    const void *moe_args, *token_map;
 } emu_launch;
 
 typedef struct emu_stats {
@@ -93,6 +98,12 @@ typedef struct emu_stats {
  * ("CTA 3 thread 160: cp.async.bulk.tensor destination 0x430 is not 128-byte aligned"). */
 int emu_run(const emu_kernel *k, const emu_launch *l, const unsigned char *blob,
             emu_stats *st, char *err, size_t errn);
+
+/* (tests/test_emu.c) Build the EMU render of an sm_100a variant (spec "sm100a:...") into dir
+ * and read its MoE entry's layout from the variant's real cubin: *section = size of
+ * .nv.shared.<kernel>_moe, *static_bytes = its static shared bytes. @return 0 or -1 (err). */
+int emu_build_moe_variant(const char *spec, const char *dir, emu_kernel *k, uint32_t *section,
+                          uint32_t *static_bytes, char *err, size_t errn);
 
 /* Size of section `name` in an ELF64 image, or -1. */
 long emu_elf_section_size(const void *elf, size_t n, const char *name);

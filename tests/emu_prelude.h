@@ -63,3 +63,15 @@ static inline void emu_tcgen05_wait_ld() { emu_->wait_ld(); }
 static inline unsigned emu_cvt_rn_f16x2_f32(float hi, float lo) {
     return emu_->cvt_rn_f16x2_f32(hi, lo);
 }
+/* global atomics of the MoE entry's status word: the emulated CTAs run one after another on
+ * one host thread, so plain read-modify-writes are atomic */
+static inline int atomicOr(int *p, int v) {
+    int o = *p;
+    *p = o | v;
+    return o;
+}
+static inline int atomicMin(int *p, int v) {
+    int o = *p;
+    *p = o < v ? o : v;
+    return o;
+}

@@ -7,6 +7,7 @@
  *
  * Emulated, never run on a B200: this proves the kernel against the emulator's reading of
  * the PTX ISA, not against the hardware. */
+#include <limits.h>
 #include <math.h>
 #include <time.h>
 #include <stdint.h>
@@ -25,6 +26,7 @@ typedef struct emu_variant {
     char name[96];
     emu_kernel k;
     uint32_t section, static_bytes;
+    uint32_t moe_section, moe_static_bytes; /* the MoE entry's (0: none) */
 } emu_variant;
 
 static drv_api stub_api(void) {
@@ -56,6 +58,27 @@ static int cubin_layout(nvfp4jit_ctx *ctx, emu_variant *ev, char *err, size_t er
     }
     ev->section = (uint32_t)s;
     ev->static_bytes = (uint32_t)res.shared_static_bytes;
+    /* the MoE entry: its section, and its static bytes from its line of the ptxas log
+     * (nvfp4jit_kernel_resources reports the grouped entry's) */
+    long ms = emu_elf_section_size(cubin, n, ".nv.shared." NJ_KERNEL_NAME "_moe");
+    const void *log;
+    size_t ln;
+    ev->moe_section = ms > 0 ? (uint32_t)ms : 0;
+    ev->moe_static_bytes = 0;
+    if (ms > 0 && nvfp4jit_kernel_artifact(k, NVFP4JIT_ARTIFACT_LOG, &log, &ln) == NVFP4JIT_OK) {
+        const char *f = strstr(log, "Function properties for " NJ_KERNEL_NAME "_moe\n");
+        const char *u = f ? strstr(f, "Used ") : NULL;
+        const char *b = u ? strstr(u, " bytes smem") : NULL;
+        if (b) {
+            const char *q = b;
+            while (q > u && q[-1] >= '0' && q[-1] <= '9') q--;
+            ev->moe_static_bytes = (uint32_t)strtoul(q, NULL, 10);
+        }
+    }
+    if (ms > 0 && !ev->moe_static_bytes) {
+        snprintf(err, errn, "MoE entry's static shared bytes not found in the log");
+        return -1;
+    }
     return 0;
 }
 
@@ -94,6 +117,27 @@ static int build_variant(nvfp4jit_ctx *ctx, const char *dir, emu_variant *ev, ch
              ev->v.stages);
     int rc = emu_kernel_build(src.data, src.len, dir, tag, NJ_KERNEL_NAME, &ev->k, err, errn);
     nj_buf_free(&src);
+    return rc;
+}
+
+int emu_build_moe_variant(const char *spec, const char *dir, emu_kernel *k, uint32_t *section,
+                          uint32_t *static_bytes, char *err, size_t errn) {
+    nvfp4jit_ctx_options o = {0};
+    o.disable_disk_cache = 1;
+    nvfp4jit_ctx *ctx = NULL;
+    emu_variant ev;
+    memset(&ev, 0, sizeof ev);
+    int rc = -1;
+    if (nvfp4jit_ctx_create(&o, &ctx) != NVFP4JIT_OK ||
+        nvfp4jit_variant_parse(spec, &ev.v) != NVFP4JIT_OK) {
+        snprintf(err, errn, "no context or bad variant %s", spec);
+    } else if (cubin_layout(ctx, &ev, err, errn) == 0 && build_variant(ctx, dir, &ev, err, errn) == 0) {
+        *k = ev.k;
+        *section = ev.moe_section;
+        *static_bytes = ev.moe_static_bytes;
+        rc = 0;
+    }
+    nvfp4jit_ctx_destroy(ctx);
     return rc;
 }
 
@@ -229,11 +273,241 @@ static int64_t run_set(nvfp4jit_ctx *ctx, emu_variant *ev, const int64_t (*shape
             rg[nr++] = (emu_range){g[i].sfb, ref_sf_bytes(g[i].n, g[i].k)};
         }
         emu_launch l = {fl.num_ctas, fl.threads, fl.dyn_smem, ev->section, ev->static_bytes, lazy,
-                        rg, nr, seed | 1};
+                        rg, nr, seed | 1, NULL, NULL};
         if (emu_run(&ev->k, &l, blob, st, err, errn) == 0) bad = set_check(g, n, ev->name);
     }
     free(blob);
     set_free(g, n);
+    return bad;
+}
+
+
+/* ---- the MoE entry ---------------------------------------------------------------------- */
+/* One MoE problem: E experts of N x K weights, max_rows token rows, counts per expert; the
+ * offsets as a kernel on the device would get them (rows back to back, scales at 128-row
+ * boundaries), then optionally one planted fault. */
+#define MOE_MAXE 512
+typedef struct moe_set {
+    int E;
+    int64_t n, k, max_rows, sf_rows;
+    int counts[MOE_MAXE], off[MOE_MAXE + 1], sfo[MOE_MAXE];
+    uint8_t *a, *sfa, *b, *sfb;
+    uint16_t *c; /* max_rows x N with GUARD elements before and tail_rows rows after */
+    int64_t tail_rows;
+    size_t b_bytes, sfb_bytes;
+} moe_set;
+
+static size_t moe_c_elems(const moe_set *m) {
+    return (size_t)((m->max_rows + m->tail_rows) * m->n) + GUARD;
+}
+
+static void moe_make(moe_set *m, uint64_t seed) {
+    ref_rng r;
+    ref_rng_seed(&r, seed);
+    int64_t K = m->k, N = m->n;
+    m->sf_rows = nvfp4jit_moe_scale_rows(m->max_rows, m->E);
+    m->a = aligned_alloc(256, (size_t)(m->max_rows * K / 2 + 255) / 256 * 256);
+    m->sfa = aligned_alloc(256, (size_t)(m->sf_rows * K / 16 + 255) / 256 * 256);
+    m->b_bytes = (size_t)(N * K / 2);
+    m->sfb_bytes = ref_sf_bytes(N, K);
+    m->b = aligned_alloc(256, ((size_t)m->E * m->b_bytes + 255) / 256 * 256);
+    m->sfb = aligned_alloc(256, ((size_t)m->E * m->sfb_bytes + 255) / 256 * 256);
+    /* a tail as long as every tile the grid could run: a kernel that lost its row clamp
+     * writes into it, not into the heap */
+    m->tail_rows = 128 * (m->max_rows / 128 + m->E + 2);
+    m->c = malloc(moe_c_elems(m) * 2);
+    if (!m->a || !m->sfa || !m->b || !m->sfb || !m->c) abort();
+    ref_fill_packed(&r, m->a, m->max_rows, K);
+    memset(m->sfa, 0xFF, (size_t)(m->sf_rows * K / 16)); /* NaN where no expert's scales are */
+    int cap = scale_cap_k(K);
+    int rr = 0, ss = 0;
+    for (int e = 0; e < m->E; e++) {
+        ref_fill_packed(&r, m->b + e * m->b_bytes, N, K);
+        ref_fill_scales(&r, m->sfb + e * m->sfb_bytes, N, K, e % 2 ? 8 : cap);
+        m->off[e] = rr;
+        m->sfo[e] = ss;
+        if (m->counts[e])
+            ref_fill_scales(&r, m->sfa + (size_t)ss * (size_t)(K / 16), m->counts[e], K,
+                            e % 2 ? cap : 8);
+        rr += m->counts[e];
+        ss += (m->counts[e] + 127) / 128 * 128;
+    }
+    m->off[m->E] = rr;
+    memset(m->c, 0xFF, moe_c_elems(m) * 2);
+}
+
+static void moe_free(moe_set *m) {
+    free(m->a);
+    free(m->sfa);
+    free(m->b);
+    free(m->sfb);
+    free(m->c);
+}
+
+/* Compare expert e's rows of C with the CPU reference. @return mismatches. */
+static int64_t moe_check_expert(const moe_set *m, int e, const char *label) {
+    int64_t cnt = m->counts[e], N = m->n, K = m->k;
+    if (!cnt) return 0;
+    const uint8_t *a = m->a + (size_t)m->off[e] * (size_t)(K / 2);
+    const uint8_t *sa = m->sfa + (size_t)m->sfo[e] * (size_t)(K / 16);
+    const uint8_t *b = m->b + e * m->b_bytes, *sb = m->sfb + e * m->sfb_bytes;
+    uint16_t *ref = malloc((size_t)(cnt * N) * 2);
+    double *abs_sum = malloc((size_t)(cnt * N) * sizeof *abs_sum);
+    if (!ref || !abs_sum) abort();
+    ref_gemm(a, sa, b, sb, cnt, N, K, ref, 1);
+    ref_gemm_abs(a, sa, b, sb, cnt, N, K, abs_sum);
+    const uint16_t *out = m->c + GUARD + (size_t)m->off[e] * (size_t)N;
+    int64_t nb = 0, first = -1;
+    for (int64_t i = 0; i < cnt * N; i++) {
+        double o = ref_f16_to_double(out[i]), r = ref_f16_to_double(ref[i]);
+        int ok;
+        if (isnan(o) || isnan(r)) ok = 0;
+        else if (o == r) ok = 1;
+        else if (isinf(o) || isinf(r)) ok = 0;
+        else ok = fabs(o - r) <= 1e-3 + 1e-3 * fabs(r) + ((double)K / 16 + 4) / 16777216.0 * abs_sum[i];
+        if (!ok && nb++ == 0) first = i;
+    }
+    if (nb)
+        fprintf(stderr, "  %s expert %d (%lldx%lldx%lld at row %d): %lld bad, first (%lld,%lld) got %g want %g\n",
+                label, e, (long long)cnt, (long long)N, (long long)K, m->off[e], (long long)nb,
+                (long long)(first / N), (long long)(first % N), ref_f16_to_double(out[first]),
+                ref_f16_to_double(ref[first]));
+    free(ref);
+    free(abs_sum);
+    return nb;
+}
+
+/* Run the MoE entry once over m with offsets off/sfo (possibly planted). *status gets the
+ * status word. @return 0 or -1 (emulator error in err). */
+static int moe_run(nvfp4jit_ctx *ctx, emu_variant *ev, moe_set *m, const int *off, const int *sfo,
+                   uint64_t seed, int lazy, int32_t *status, emu_stats *st, char *err, size_t errn) {
+    drv_api api = stub_api();
+    size_t bs = sm100_moe_blob_size(m->E);
+    unsigned char *blob = aligned_alloc(256, (bs + 255) / 256 * 256);
+    if (!blob) abort();
+    static uint64_t bp[MOE_MAXE], sp[MOE_MAXE];
+    for (int e = 0; e < m->E; e++) {
+        bp[e] = (uint64_t)(uintptr_t)(m->b + e * m->b_bytes);
+        sp[e] = (uint64_t)(uintptr_t)(m->sfb + e * m->sfb_bytes);
+    }
+    CUtensorMap amap;
+    int rc = -1;
+    status[0] = 0;
+    status[1] = INT_MAX;
+    if (sm100_moe_blob_fill(ctx, &api, &ev->v, m->E, m->n, m->k, bp, sp, blob) != NVFP4JIT_OK ||
+        sm100_moe_token_map(ctx, &api, &ev->v, (uint64_t)(uintptr_t)m->a, m->max_rows, m->k,
+                            &amap) != NVFP4JIT_OK) {
+        snprintf(err, errn, "MoE blob: %s", nvfp4jit_last_error(ctx));
+    } else {
+        nj_moe_args args = {(uint64_t)(uintptr_t)m->a, (uint64_t)(uintptr_t)m->sfa,
+                            (uint64_t)(uintptr_t)(m->c + GUARD), (uint64_t)(uintptr_t)off,
+                            (uint64_t)(uintptr_t)sfo, (uint64_t)(uintptr_t)status,
+                            (int32_t)m->max_rows, (int32_t)m->sf_rows, 0};
+        emu_range rg[4] = {{m->a, (size_t)(m->max_rows * m->k / 2)},
+                           {m->sfa, (size_t)(m->sf_rows * m->k / 16)},
+                           {m->b, (size_t)m->E * m->b_bytes},
+                           {m->sfb, (size_t)m->E * m->sfb_bytes}};
+        int64_t grid = sm100_moe_grid(&ev->v, m->E, m->n, m->max_rows);
+        emu_launch l = {(unsigned)grid, sm100_moe_threads(&ev->v), fam_get(ev->v.arch)->dyn_smem(&ev->v),
+                        ev->moe_section, ev->moe_static_bytes, lazy, rg, 4, seed | 1, &args, &amap};
+        rc = emu_run(&ev->k, &l, blob, st, err, errn);
+    }
+    free(blob);
+    return rc;
+}
+
+/* rows of C no valid expert owns (and the guards) still hold the poison */
+static int64_t moe_untouched(const moe_set *m, const unsigned char *owned) {
+    int64_t bad = 0;
+    for (int e = 0; e < GUARD; e++) bad += m->c[e] != 0xFFFF;
+    for (size_t e = GUARD + (size_t)(m->max_rows * m->n); e < moe_c_elems(m); e++)
+        bad += m->c[e] != 0xFFFF;
+    for (int64_t r = 0; r < m->max_rows; r++)
+        if (!owned[r])
+            for (int64_t j = 0; j < m->n; j++) bad += m->c[GUARD + r * m->n + j] != 0xFFFF;
+    return bad;
+}
+
+typedef struct moe_shape {
+    int E;
+    int64_t n, k, max_rows;
+    int counts[MOE_MAXE];
+} moe_shape;
+
+/* More experts than the kernel has threads (192): each thread then scans a chunk of
+ * experts (the schedule's chunk walk); 450 experts, most empty, 40 with 1..40 rows. */
+static void moe_many(ref_rng *r, moe_shape *s) {
+    memset(s, 0, sizeof *s);
+    s->E = 450;
+    s->n = 64;
+    s->k = 128;
+    int64_t tot = 0;
+    for (int i = 0; i < 40; i++) {
+        int e = (int)(ref_rng_next(r) % 450);
+        s->counts[e] += 1 + (int)(ref_rng_next(r) % 40);
+    }
+    s->counts[449] += 3; /* the last expert non-empty */
+    for (int e = 0; e < s->E; e++) tot += s->counts[e];
+    s->max_rows = tot + 5;
+}
+
+/* Random MoE sets: 1..8 experts, some empty, counts uneven (not multiples of 128, one
+ * expert sometimes over 128 rows), the total at most max_rows (sometimes exactly). */
+static void moe_random(ref_rng *r, moe_shape *s) {
+    memset(s, 0, sizeof *s);
+    s->E = 1 + (int)(ref_rng_next(r) % 8);
+    s->n = (int64_t)(ref_rng_next(r) % 24 + 1) * 8;
+    s->k = (int64_t)(ref_rng_next(r) % 8 + 1) * 64;
+    int64_t tot = 0;
+    for (int e = 0; e < s->E; e++) {
+        unsigned d = (unsigned)(ref_rng_next(r) % 8);
+        s->counts[e] = d == 0 ? 0 : d == 1 ? 129 + (int)(ref_rng_next(r) % 100)
+                                           : 1 + (int)(ref_rng_next(r) % 90);
+        tot += s->counts[e];
+    }
+    s->max_rows = tot + (ref_rng_next(r) % 2 ? 0 : (int64_t)(ref_rng_next(r) % 50));
+    if (s->max_rows == 0) s->max_rows = 1;
+}
+
+/* fixed MoE sets: empty experts first, last and between; a 128-row expert; one expert over
+ * two tiles; max_rows exactly the total and beyond it; N not a multiple of 64, K with a
+ * partial k-tile */
+static const moe_shape moe_fixed[] = {
+    {5, 136, 320, 400, {0, 130, 1, 0, 77}},
+    {3, 64, 256, 300, {128, 0, 172}},
+    {4, 200, 448, 260, {1, 2, 257, 0}},
+};
+
+/* Run one MoE shape: the right offsets (every expert against the reference, rows past the
+ * total untouched). @return mismatches or -1. */
+static int64_t moe_run_shape(nvfp4jit_ctx *ctx, emu_variant *ev, const moe_shape *sh,
+                             uint64_t seed, int lazy, emu_stats *st, char *err, size_t errn) {
+    moe_set m;
+    memset(&m, 0, sizeof m);
+    m.E = sh->E;
+    m.n = sh->n;
+    m.k = sh->k;
+    m.max_rows = sh->max_rows;
+    memcpy(m.counts, sh->counts, sizeof m.counts);
+    moe_make(&m, seed);
+    int32_t status[2];
+    int64_t bad = -1;
+    if (moe_run(ctx, ev, &m, m.off, m.sfo, seed, lazy, status, st, err, errn) == 0) {
+        bad = 0;
+        for (int e = 0; e < m.E; e++) bad += moe_check_expert(&m, e, ev->name);
+        unsigned char *owned = calloc((size_t)m.max_rows, 1);
+        if (!owned) abort();
+        memset(owned, 1, (size_t)m.off[m.E]);
+        int64_t u = moe_untouched(&m, owned);
+        if (u) fprintf(stderr, "  %s: %lld elements written outside the experts' rows\n", ev->name, (long long)u);
+        if (status[0] || status[1] != INT_MAX) {
+            fprintf(stderr, "  %s: status {%d, %d} on good offsets\n", ev->name, status[0], status[1]);
+            bad++;
+        }
+        bad += u;
+        free(owned);
+    }
+    moe_free(&m);
     return bad;
 }
 
@@ -276,6 +550,7 @@ typedef struct emu_totals {
     /* the sets with at least one group of M > 0 (a set of only M = 0 groups launches no
      * tile: no TMA load, no MMA) and how many of those were refused */
     long long tile_sets, tile_errors;
+    long long moe_sets; /* MoE entry runs (counted in sets, mismatches, errors too) */
     char first_err[2048];
     emu_stats st;
 } emu_totals;
@@ -320,6 +595,37 @@ static void run_variant(nvfp4jit_ctx *ctx, const char *dir, const nvfp4jit_varia
             t->mismatches += bad;
         }
     }
+    /* the MoE entry: the fixed shapes with copies landing lazily, a random one, the first
+     * again eagerly */
+    if (!ev.k.fn_moe || !ev.moe_section) {
+        fprintf(stderr, "  %s: no MoE entry in the build or the cubin\n", ev.name);
+        if (!t->errors++) snprintf(t->first_err, sizeof t->first_err, "no MoE entry");
+    } else {
+        static moe_shape rsh, many;
+        moe_random(rr, &rsh);
+        moe_many(rr, &many);
+        struct {
+            const moe_shape *s;
+            int lazy;
+        } mr[] = {{&moe_fixed[0], 1}, {&moe_fixed[1], 1}, {&moe_fixed[2], 1}, {&rsh, 1},
+                  {&many, 1}, {&moe_fixed[0], 0}};
+        for (size_t j = 0; j < sizeof mr / sizeof mr[0]; j++) {
+            int64_t bad = moe_run_shape(ctx, &ev, mr[j].s, ref_rng_next(rr), mr[j].lazy, &t->st,
+                                        err, sizeof err);
+            int tiles = 0;
+            for (int e = 0; e < mr[j].s->E; e++) tiles |= mr[j].s->counts[e] > 0;
+            t->sets++;
+            t->moe_sets++;
+            t->tile_sets += tiles;
+            if (bad < 0) t->tile_errors += tiles;
+            if (bad < 0) {
+                fprintf(stderr, "  %s MoE set %zu: %s\n", ev.name, j, err);
+                if (!t->errors++) snprintf(t->first_err, sizeof t->first_err, "%s", err);
+            } else {
+                t->mismatches += bad;
+            }
+        }
+    }
     emu_kernel_close(&ev.k);
 }
 
@@ -352,8 +658,8 @@ static void t_variants(void) {
         printf("emu: %lld variants, %lld problem sets, %lld mismatches, %lld refused by the "
                "emulator (above)\n", t.variants, t.sets, t.mismatches, t.errors);
     else
-        printf("emu: %lld variants, %lld problem sets, %lld mismatches\n", t.variants, t.sets,
-               t.mismatches);
+        printf("emu: %lld variants, %lld problem sets (%lld through the MoE entry), %lld "
+               "mismatches\n", t.variants, t.sets, t.moe_sets, t.mismatches);
     printf("  (%llu CTAs, %llu TMA boxes, %llu bulk copies, %llu tcgen05.cp, %llu MMAs, %llu "
            "tcgen05.ld)\n", t.st.ctas, t.st.tma, t.st.bulk, t.st.cp, t.st.mma, t.st.ld);
     if (!only || !*only) CHECKF(t.variants == (long long)nv, "ran %lld of %zu", t.variants, nv);
@@ -363,10 +669,149 @@ static void t_variants(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
+
+/* Planted bad offsets on a set of 8 experts (max_rows 256): each run must report the fault
+ * (the sm_90a bits and lowest expert: 1 offsets negative or decreasing, 2 rows past
+ * max_rows, 4 scale offset not a multiple of 128 or past the scale buffer), never read or
+ * write outside the buffers (the emulator's range checks on every TMA and bulk copy, the
+ * poisoned guard and tail of C), void the whole call on a row fault and skip only the faulty
+ * expert on a scale fault (the others right). @return failed expectations, or -1. */
+static const struct moe_fault {
+    const char *what;
+    int expert, field, value; /* field: 0 = offsets[expert], 1 = sf_offsets[expert] */
+    int bits, lowest;         /* want; bits 0: no fault (the run must be right) */
+} moe_faults[] = {
+    {"sf offset not a multiple of 128", 3, 1, 100, 4, 3},
+    {"sf offset past the scale buffer", 6, 1, 1 << 20, 4, 6},
+    {"sf offset one block past the buffer", 7, 1, 1280, 4, 7},
+    {"sf offset at the last block (valid)", 7, 1, 1152, 0, INT_MAX},
+    {"negative sf offset", 7, 1, -128, 4, 7},
+    {"misaligned sf offset of an empty expert (never read)", 1, 1, 77, 0, INT_MAX},
+    {"offsets decreasing (a negative count)", 3, 0, 200, 1, 3},
+    {"negative offset", 0, 0, -5, 1, 0},
+    {"rows past max_rows", 8, 0, 100000, 2, 7},
+    {"rows one past max_rows", 8, 0, 257, 2, 7},
+    {"offset near INT_MAX", 8, 0, INT_MAX, 2, 7},
+    {"offset INT_MIN", 2, 0, INT_MIN, 1, 1},
+    {"last offset INT_MIN", 8, 0, INT_MIN, 1, 7},
+};
+
+static int64_t moe_fault_run(nvfp4jit_ctx *ctx, emu_variant *ev, const struct moe_fault *f,
+                             uint64_t seed, emu_stats *st, char *err, size_t errn) {
+    static const int c1[8] = {5, 0, 17, 130, 1, 0, 64, 9};
+    moe_set m;
+    memset(&m, 0, sizeof m);
+    m.E = 8;
+    m.n = 136;
+    m.k = 320;
+    m.max_rows = 256;
+    memcpy(m.counts, c1, sizeof c1);
+    moe_make(&m, seed);
+    int off[9], sfo[8];
+    memcpy(off, m.off, sizeof off);
+    memcpy(sfo, m.sfo, sizeof sfo);
+    if (f->field) sfo[f->expert] = f->value;
+    else off[f->expert] = f->value;
+    if (!f->bits && f->field && m.counts[f->expert]) { /* a valid move: the scales move too */
+        size_t row = (size_t)(m.k / 16), n = (size_t)(m.counts[f->expert] + 127) / 128 * 128;
+        memmove(m.sfa + (size_t)f->value * row, m.sfa + (size_t)m.sfo[f->expert] * row, n * row);
+        m.sfo[f->expert] = f->value;
+    }
+    int32_t status[2];
+    int64_t bad = -1;
+    if (moe_run(ctx, ev, &m, off, sfo, seed, 1, status, st, err, errn) == 0) {
+        bad = 0;
+        if (status[0] != f->bits || status[1] != f->lowest) {
+            fprintf(stderr, "  %s, %s: status {%d, %d}, want {%d, %d}\n", ev->name, f->what,
+                    status[0], status[1], f->bits, f->lowest);
+            bad++;
+        }
+        /* row faults: nothing written; a scale fault: its expert's rows not written */
+        unsigned char *owned = calloc((size_t)m.max_rows, 1);
+        if (!owned) abort();
+        int row_fault = f->bits & 3;
+        for (int e = 0; e < m.E && !row_fault; e++) {
+            if (f->bits == 4 && e == f->expert) continue;
+            memset(owned + m.off[e], 1, (size_t)m.counts[e]);
+            bad += moe_check_expert(&m, e, ev->name);
+        }
+        int64_t u = moe_untouched(&m, owned);
+        if (u) fprintf(stderr, "  %s, %s: %lld elements written outside the valid experts' rows\n",
+                       ev->name, f->what, (long long)u);
+        bad += u;
+        free(owned);
+    }
+    moe_free(&m);
+    return bad;
+}
+
+/* Build a variant and run every planted fault on it (counted as sets: failed expectations as
+ * mismatches). */
+static void run_variant_faults(nvfp4jit_ctx *ctx, const char *dir, const nvfp4jit_variant *v,
+                               ref_rng *rr, emu_totals *t) {
+    char err[2048];
+    emu_variant ev;
+    memset(&ev, 0, sizeof ev);
+    ev.v = *v;
+    nvfp4jit_variant_format(&ev.v, ev.name, sizeof ev.name);
+    t->variants++;
+    if (cubin_layout(ctx, &ev, err, sizeof err) || build_variant(ctx, dir, &ev, err, sizeof err)) {
+        fprintf(stderr, "  %s: %s\n", ev.name, err);
+        if (!t->errors++) snprintf(t->first_err, sizeof t->first_err, "%s", err);
+        return;
+    }
+    for (size_t i = 0; i < sizeof moe_faults / sizeof moe_faults[0]; i++) {
+        int64_t bad = moe_fault_run(ctx, &ev, &moe_faults[i], ref_rng_next(rr), &t->st, err,
+                                    sizeof err);
+        t->sets++;
+        t->moe_sets++;
+        if (bad < 0) {
+            fprintf(stderr, "  %s, %s: %s\n", ev.name, moe_faults[i].what, err);
+            if (!t->errors++) snprintf(t->first_err, sizeof t->first_err, "%s", err);
+        } else {
+            t->mismatches += bad;
+        }
+    }
+    emu_kernel_close(&ev.k);
+}
+
+typedef void (*variant_body)(nvfp4jit_ctx *ctx, const char *dir, const nvfp4jit_variant *v,
+                             ref_rng *rr, emu_totals *t);
+
+/* The planted faults on one variant per BLOCK_N x BLOCK_K (NVFP4JIT_EMU_ONLY narrows). */
+static void t_moe_faults(void) {
+    static const char *vars[] = {"sm100a:128x64x256:s3", "sm100a:128x128x256:s2",
+                                 "sm100a:128x64x128:s5", "sm100a:128x128x128:s4"};
+    nvfp4jit_ctx *ctx = mkctx();
+    REQUIRE(ctx);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
+    uint64_t seed = seed_now();
+    printf("  emu seed %llu (NVFP4JIT_EMU_SEED=%llu reproduces)\n", (unsigned long long)seed,
+           (unsigned long long)seed);
+    ref_rng rr;
+    ref_rng_seed(&rr, seed);
+    emu_totals t;
+    memset(&t, 0, sizeof t);
+    const char *only = getenv("NVFP4JIT_EMU_ONLY");
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        if (only && *only && !strstr(vars[i], only)) continue;
+        nvfp4jit_variant v;
+        REQUIRE(nvfp4jit_variant_parse(vars[i], &v) == NVFP4JIT_OK);
+        run_variant_faults(ctx, dir, &v, &rr, &t);
+    }
+    printf("emu MoE faults: %lld variants, %lld planted runs, %lld failed expectations, %lld "
+           "refused by the emulator\n", t.variants, t.sets, t.mismatches, t.errors);
+    CHECK(t.errors == 0);
+    CHECK(t.mismatches == 0);
+    tu_rmtree(dir);
+    nvfp4jit_ctx_destroy(ctx);
+}
 /* The current template with one text replaced, in a temp NVFP4JIT_TEMPLATE_DIR, run on the
  * emulator for the given variants. @return the totals (t->errors, t->mismatches). */
-static int run_mutant(const char *from, const char *to, const char *from2, const char *to2,
-                      const char *const *variants, size_t nvar, emu_totals *t) {
+static int run_mutant_with(variant_body body, const char *from, const char *to,
+                           const char *from2, const char *to2, const char *const *variants,
+                           size_t nvar, emu_totals *t) {
     memset(t, 0, sizeof *t);
     const char *text;
     size_t len;
@@ -418,13 +863,56 @@ static int run_mutant(const char *from, const char *to, const char *from2, const
     ref_rng_seed(&rr, seed);
     for (size_t i = 0; ctx && i < nvar; i++) {
         nvfp4jit_variant v;
-        if (nvfp4jit_variant_parse(variants[i], &v) == NVFP4JIT_OK) run_variant(ctx, dir, &v, &rr, t);
+        if (nvfp4jit_variant_parse(variants[i], &v) == NVFP4JIT_OK) body(ctx, dir, &v, &rr, t);
     }
     nvfp4jit_ctx_destroy(ctx);
     if (old) setenv("NVFP4JIT_TEMPLATE_DIR", saved, 1);
     else unsetenv("NVFP4JIT_TEMPLATE_DIR");
     tu_rmtree(dir);
     return 0;
+}
+
+static int run_mutant(const char *from, const char *to, const char *from2, const char *to2,
+                      const char *const *variants, size_t nvar, emu_totals *t) {
+    return run_mutant_with(run_variant, from, to, from2, to2, variants, nvar, t);
+}
+
+/* Seeded defects of the MoE entry the emulator must catch (wrong results, a fault not
+ * reported, a write outside the valid rows, or an emulator error; the messages printed are
+ * expected). The clamp mutants run the planted faults, the rest the MoE sets of run_variant. */
+static void t_moe_mutants(void) {
+    static const struct {
+        const char *what, *from, *to, *variant;
+        int faults;
+    } m[] = {
+        {"no row clamp at max_rows", "if (b > p.max_rows) return -2;", "",
+         "sm100a:128x64x256:s3", 1},
+        {"no scale-offset clamp", "s > p.sf_rows - ((b - a + 127) & ~127)", "0",
+         "sm100a:128x128x128:s2", 1},
+        {"row fault does not void the call", "if (row_fault) moe_pick[0] = 1;", "",
+         "sm100a:128x64x128:s2", 1},
+        {"tile schedule off by one (boundary tile to the next expert)", "if (mt < first + t) {",
+         "if (mt <= first + t) {", "sm100a:128x64x256:s2", 0},
+        {"tile count without the partial tile", "if (cnt > 0) tiles += (cnt + 127) / 128;",
+         "if (cnt > 0) tiles += cnt / 128;", "sm100a:128x128x256:s2", 0},
+        {"no row mask at the expert's end",
+         "const int M = moe_expert(moe, group, &moe_r0, &moe_s0);",
+         "const int M = ${BLOCK_M} + 0 * moe_expert(moe, group, &moe_r0, &moe_s0);",
+         "sm100a:128x64x128:s3", 0},
+        {"token rows from the tile's first expert row, not the expert's",
+         "tma_2d_g2s(A_s, A_tmap, it * ${BLOCK_K}, a_row0 + off_m,",
+         "tma_2d_g2s(A_s, A_tmap, it * ${BLOCK_K}, off_m,", "sm100a:128x128x128:s3", 0},
+    };
+    const char *only = getenv("NVFP4JIT_EMU_MUTANT");
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        if (only && *only && !strstr(m[i].what, only)) continue;
+        emu_totals t;
+        REQUIRE(run_mutant_with(m[i].faults ? run_variant_faults : run_variant, m[i].from,
+                                m[i].to, NULL, NULL, &m[i].variant, 1, &t) == 0);
+        CHECKF(t.errors + t.mismatches > 0, "not caught: %s", m[i].what);
+        printf("  MoE mutant \"%s\": %lld runs refused, %lld mismatches\n", m[i].what, t.errors,
+               t.mismatches);
+    }
 }
 
 /* The template before issue 9 part 1 (no run-time round-up of the dynamic shared base): the
@@ -445,8 +933,9 @@ static void t_old_template(void) {
                        "  const int smem = (smem_raw + 1023) & ~1023;",
                        "const int smem = (int)__cvta_generic_to_shared(smem_ptr);", vars, 4,
                        &t) == 0);
-    CHECKF(t.variants == 4 && t.sets == 4 * 5, "%lld variants, %lld sets run", t.variants, t.sets);
-    CHECKF(t.tile_sets >= 4 * 4, "%lld sets with a tile (the fixed ones: %d)", t.tile_sets, 4 * 4);
+    /* 5 grouped and 6 MoE sets per variant; the MoE entry has the same round-up */
+    CHECKF(t.variants == 4 && t.sets == 4 * 11, "%lld variants, %lld sets run", t.variants, t.sets);
+    CHECKF(t.tile_sets >= 4 * 9, "%lld sets with a tile (the fixed ones: %d)", t.tile_sets, 4 * 9);
     CHECKF(t.tile_errors == t.tile_sets, "%lld of %lld runs with a tile refused", t.tile_errors,
            t.tile_sets);
     CHECKF(strstr(t.first_err, "not 128-byte aligned") != NULL, "first error: %s", t.first_err);
@@ -574,6 +1063,8 @@ const test_case tests_emu[] = {
     {"variants", t_variants},
     {"old_template", t_old_template},
     {"mutants", t_mutants},
+    {"moe_faults", t_moe_faults},
+    {"moe_mutants", t_moe_mutants},
     {"tma_probe_compile", emu_probe_compile_test},
     {"tma_probe", emu_probe_run},
     {NULL, NULL},

@@ -6,10 +6,13 @@
  * host) and leaves the plan usable. CTest sets NVFP4JIT_CUDA_DRIVER to the fake for this area
  * only; without it every test skips. */
 #include <dlfcn.h>
+#include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "emu.h"
 #include "fakecuda/fakecuda.h"
 #include "family.h"
 #include "heuristic.h"
@@ -27,6 +30,7 @@ static struct {
     void (*hook)(fakecuda_launch_hook, void *);
     void (*pending)(int);
     void (*set_sms)(int);
+    void (*set_cc)(int); /* NULL: a fake without it (the sm_100a test skips) */
     char cache[4096];
     int own_cache;
 } fk;
@@ -36,6 +40,7 @@ static struct {
     char func[128];
     uint64_t blob;
     nj_moe_args moe;
+    unsigned char amap[128]; /* the sm_100a MoE entry's token map */
     int nparams;
     long n;
 } seen;
@@ -72,6 +77,10 @@ static void hook(const char *func, void **params, int nparams, void *user) {
         if (nparams >= 2) memcpy(&seen.moe, params[1], sizeof seen.moe);
         else memset(&seen.moe, 0, sizeof seen.moe);
         if (exec_gemm && !seen.moe.status) run_on_cpu(seen.blob, nparams >= 2);
+    } else if (!strcmp(func, NJ_KERNEL_NAME "_moe") && nparams == 3) {
+        memcpy(&seen.blob, params[0], 8); /* sm_100a MoE: (blob, MoeArgs, token map) */
+        memcpy(&seen.moe, params[1], sizeof seen.moe);
+        memcpy(seen.amap, params[2], sizeof seen.amap);
     }
 }
 
@@ -91,6 +100,7 @@ static int setup(void) {
     *(void **)&fk.hook = dlsym(h, "fakecuda_set_launch_hook");
     *(void **)&fk.pending = dlsym(h, "fakecuda_set_events_pending");
     *(void **)&fk.set_sms = dlsym(h, "fakecuda_set_sms");
+    *(void **)&fk.set_cc = dlsym(h, "fakecuda_set_cc");
     dlclose(h); /* still loaded by the library */
     if (!fk.stats || !fk.calls || !fk.fail || !fk.hook || !fk.pending || !fk.set_sms) return 0;
     fk.hook(hook, NULL);
@@ -472,7 +482,7 @@ static void t_moe(void) {
     nvfp4jit_moe_info info;
     REQUIRE(nvfp4jit_moe_plan_info(mp, &info) == NVFP4JIT_OK);
     CHECK(info.variant.strategy == NVFP4JIT_STRATEGY_ACT16P && info.choice == NVFP4JIT_CHOICE_FORCED);
-    CHECK(info.grid > 0 && info.device_bytes == 256 * 128 * 2 + sm90_moe_blob_size(E) + 16);
+    CHECK(info.grid > 0 && info.device_bytes == 256 * 128 * 2 + sm90_moe_blob_size(E) + 8 + 16);
     CHECK(info.sms == 132); /* the fake device's count, looked up at plan creation */
     nvfp4jit_moe_call call = {mb.a, mb.sfa, mb.c, mb.off, mb.sfoff};
     fakecuda_stats a = stats();
@@ -520,6 +530,283 @@ static void t_moe(void) {
     CHECK(same_live(&base, &e));
     moe_free(&mb);
     nvfp4jit_ctx_destroy(ctx);
+}
+
+
+/* sm_100a MoE on the fake. At cc 9.0 (as on the H200): compiled-only plan, run refused with
+ * NVFP4JIT_ERR_ARCH_MISMATCH. At cc 10.0 (set in-process, put back to 9.0): the host half
+ * that no machine here runs for real. The plan builds its blob (every expert's
+ * weight map and scale pointer) and error word once and loads the MoE entry; a run is one
+ * ordinary launch of nvfp4jit_grouped_moe over the worst-case grid with (blob, MoeArgs, token
+ * map) and nothing else (no copy, allocation or wait); the token map covers the call's
+ * [max_rows, K] tokens; the error word decodes as sm_90a's. The kernel is not executed (the
+ * emu area runs it). */
+static void t_moe_sm100(void) {
+    SETUP();
+    if (!fk.set_cc) SKIP("skipped: the fake has no fakecuda_set_cc");
+    const int E = 4;
+    moe_bufs mb;
+    REQUIRE(moe_alloc(&mb, E, 64, 128, 256) == 0);
+    fakecuda_stats base = stats();
+    nvfp4jit_weights_desc d = {E, 64, 128, mb.b, mb.sfb, NULL, NULL};
+    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM100A, 128, 64, 128, 2, 0, 0};
+    {
+        /* at cc 9.0 (an H200): the plan is compiled only, its run refused as the grouped
+         * call's, nothing allocated or launched */
+        nvfp4jit_ctx *c9 = new_ctx();
+        REQUIRE(c9);
+        nvfp4jit_weights *w9 = NULL;
+        nvfp4jit_moe_plan *p9 = NULL;
+        REQUIRE(nvfp4jit_weights_create(c9, NVFP4JIT_ARCH_SM100A, &d, &w9) == NVFP4JIT_OK);
+        REQUIRE(nvfp4jit_moe_plan_create(w9, 256, &v, &p9) == NVFP4JIT_OK);
+        nvfp4jit_moe_call call = {mb.a, mb.sfa, mb.c, mb.off, mb.sfoff};
+        long launches = stats().launches;
+        CHECK(nvfp4jit_moe_run(p9, &call, NULL) == NVFP4JIT_ERR_ARCH_MISMATCH);
+        CHECKF(strstr(nvfp4jit_last_error(c9), "compute capability 9.0") != NULL, "%s",
+               nvfp4jit_last_error(c9));
+        CHECK(stats().launches == launches && stats().live_dev_allocs == base.live_dev_allocs);
+        nvfp4jit_moe_info i9;
+        nvfp4jit_moe_plan_info(p9, &i9);
+        CHECK(i9.device_bytes == 0 && i9.grid == 6);
+        int ex = 0;
+        CHECK(nvfp4jit_moe_plan_check(p9, &ex) == NVFP4JIT_OK && ex == -1);
+        nvfp4jit_moe_plan_destroy(p9);
+        nvfp4jit_weights_destroy(w9);
+        nvfp4jit_ctx_destroy(c9);
+    }
+    fk.set_cc(100);
+    nvfp4jit_ctx *ctx = new_ctx();
+    nvfp4jit_weights *w = NULL;
+    nvfp4jit_moe_plan *mp = NULL;
+    CHECK(ctx && nvfp4jit_weights_create(ctx, NVFP4JIT_ARCH_SM100A, &d, &w) == NVFP4JIT_OK);
+    nvfp4jit_status s = w ? nvfp4jit_moe_plan_create(w, 256, &v, &mp) : NVFP4JIT_ERR_INVALID_ARG;
+    CHECKF(s == NVFP4JIT_OK, "%s", ctx ? nvfp4jit_last_error(ctx) : "");
+    if (mp) {
+        nvfp4jit_moe_info info;
+        nvfp4jit_moe_plan_info(mp, &info);
+        CHECK(info.choice == NVFP4JIT_CHOICE_FORCED && info.prep_grid == 0);
+        CHECKF(info.grid == 1 * (2 + 4), "grid %u", info.grid); /* 1 N tile x (2 + E) */
+        CHECK(info.device_bytes == sm100_moe_blob_size(E) + 8);
+        CHECK(stats().live_dev_allocs == base.live_dev_allocs + 2); /* blob + error word */
+        nvfp4jit_moe_call call = {mb.a, mb.sfa, mb.c, mb.off, mb.sfoff};
+        fakecuda_stats a = stats();
+        memset(&seen, 0, sizeof seen);
+        CHECK(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_OK);
+        fakecuda_stats b = stats();
+        CHECK(b.launches == a.launches + 1 && b.coop_launches == a.coop_launches);
+        CHECKF(!strcmp(b.func, NJ_KERNEL_NAME "_moe") && b.grid[0] == info.grid &&
+                   b.block[0] == 192 && b.smem == fam_sm100a.dyn_smem(&v),
+               "%s grid %u block %u smem %u", b.func, b.grid[0], b.block[0], b.smem);
+        CHECKF(b.params == 3 && b.params_bytes == 8 + sizeof(nj_moe_args) + 128,
+               "params %d (%zu bytes)", b.params, b.params_bytes);
+        CHECK(b.syncs == a.syncs && b.htod_copies == a.htod_copies && b.memsets == a.memsets &&
+              b.live_dev_allocs == a.live_dev_allocs);
+        CHECK(seen.moe.a == mb.a && seen.moe.sfa == mb.sfa && seen.moe.c == mb.c &&
+              seen.moe.offsets == mb.off && seen.moe.sf_offsets == mb.sfoff &&
+              seen.moe.status != 0 && seen.moe.max_rows == 256 &&
+              seen.moe.sf_rows == nvfp4jit_moe_scale_rows(256, E));
+        const fakecuda_tmap *tok = (const fakecuda_tmap *)seen.amap;
+        CHECK(tok->magic == FAKECUDA_TMAP_MAGIC && tok->addr == mb.a &&
+              tok->type == CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B);
+        CHECK(tok->dims[0] == 128 && tok->dims[1] == 256 && tok->strides[0] == 64 &&
+              tok->box[0] == 128 && tok->box[1] == 128 && tok->swizzle == CU_TENSOR_MAP_SWIZZLE_64B);
+        /* the blob: header {0, E, K}; per expert its scale pointer and weight map */
+        const unsigned char *blob = (const unsigned char *)(uintptr_t)seen.blob;
+        if (blob) {
+            int32_t h[4];
+            uint64_t maps_off;
+            memcpy(h, blob, sizeof h);
+            memcpy(&maps_off, blob + 16, 8);
+            CHECK(h[0] == 0 && h[1] == E && h[2] == 128);
+            for (int e = 0; e < E; e++) {
+                uint64_t sfb;
+                memcpy(&sfb, blob + 64 + 32 * e + 16, 8);
+                CHECK(sfb == mb.sfb + (uint64_t)e * nvfp4jit_scale_bytes(64, 128));
+                const fakecuda_tmap *bm = (const fakecuda_tmap *)(blob + maps_off + 256 * (size_t)e + 128);
+                CHECK(bm->magic == FAKECUDA_TMAP_MAGIC && bm->addr == mb.b + (uint64_t)e * 64 * 64 &&
+                      bm->dims[1] == 64 && bm->box[1] == 64);
+            }
+        }
+        /* the error word: clean, then planted as the kernel writes it */
+        int ex = 7;
+        CHECK(nvfp4jit_moe_plan_check(mp, &ex) == NVFP4JIT_OK && ex == -1);
+        int32_t planted[2] = {2, 3};
+        if (seen.moe.status) memcpy((void *)(uintptr_t)seen.moe.status, planted, sizeof planted);
+        CHECK(nvfp4jit_moe_plan_check(mp, &ex) == NVFP4JIT_ERR_INVALID_PROBLEM && ex == 3);
+        CHECK(strstr(nvfp4jit_last_error(ctx), "past max_rows") != NULL);
+        /* a launch failure is an error with its name; a misaligned pointer is refused first */
+        fk.fail("cuLaunchKernel:1");
+        CHECK(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_ERR_CUDA);
+        fk.fail(NULL);
+        call.sfa += 8;
+        CHECK(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_ERR_INVALID_ARG);
+        nvfp4jit_moe_plan_destroy(mp);
+    }
+    nvfp4jit_weights_destroy(w);
+    nvfp4jit_ctx_destroy(ctx);
+    fk.set_cc(90);
+    fakecuda_stats e = stats();
+    CHECK(same_live(&base, &e));
+    moe_free(&mb);
+}
+
+/* A fake-format tensor map (what the fake's cuTensorMapEncodeTiled wrote) re-encoded for the
+ * emulator, same parameters. @return 0 or -1. */
+static int fk_map_to_emu(const void *fake, void *out) {
+    fakecuda_tmap f;
+    memcpy(&f, fake, sizeof f);
+    if (f.magic != FAKECUDA_TMAP_MAGIC || f.rank != 2) return -1;
+    cuuint64_t dims[2] = {f.dims[0], f.dims[1]}, str[1] = {f.strides[0]};
+    cuuint32_t box[2] = {f.box[0], f.box[1]}, es[2] = {f.estrides[0], f.estrides[1]};
+    return emu_encode_tiled((CUtensorMap *)out, (CUtensorMapDataType)f.type, 2,
+                            (void *)(uintptr_t)f.addr, dims, str, box, es,
+                            (CUtensorMapInterleave)f.interleave, (CUtensorMapSwizzle)f.swizzle,
+                            (CUtensorMapL2promotion)f.l2, (CUtensorMapFloatOOBfill)f.oob) ==
+                   CUDA_SUCCESS
+               ? 0
+               : -1;
+}
+
+/* sm_100a MoE end to end without a B200: the library's own plan and run on the fake driver at
+ * cc 10.0 (device memory is host memory), and the launch the run made - its grid, block,
+ * shared memory and parameters (the plan's blob, the MoeArgs, the token map), maps re-encoded
+ * for the emulator - executed by the CPU emulator on the variant's EMU render; every expert's
+ * rows against the CPU reference, rows no expert owns untouched, a clean error word. */
+static void t_moe_sm100_emu(void) {
+    SETUP();
+    if (!fk.set_cc) SKIP("skipped: the fake has no fakecuda_set_cc");
+    static const char *spec = "sm100a:128x64x256:s3";
+    static const int counts[5] = {0, 130, 1, 0, 77};
+    const int E = 5;
+    const int64_t N = 136, K = 320, R = 260;
+    char err[2048], dir[4096];
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
+    emu_kernel ek;
+    memset(&ek, 0, sizeof ek);
+    uint32_t sec = 0, sb = 0;
+    int built = emu_build_moe_variant(spec, dir, &ek, &sec, &sb, err, sizeof err) == 0;
+    CHECKF(built && ek.fn_moe && sec, "%s", built ? "no MoE entry" : err);
+    if (!built) {
+        tu_rmtree(dir);
+        return;
+    }
+    int64_t sf_rows = nvfp4jit_moe_scale_rows(R, E);
+    size_t sfb_bytes = nvfp4jit_scale_bytes(N, K);
+    moe_bufs mb;
+    memset(&mb, 0, sizeof mb);
+    mb.b = dalloc((size_t)(E * N * K / 2));
+    mb.sfb = dalloc((size_t)E * sfb_bytes);
+    mb.a = dalloc((size_t)(R * K / 2));
+    mb.sfa = dalloc((size_t)(sf_rows * K / 16));
+    mb.c = dalloc((size_t)(R * N * 2));
+    mb.off = dalloc(4 * (size_t)(E + 1));
+    mb.sfoff = dalloc(4 * (size_t)E);
+    REQUIRE(mb.b && mb.sfb && mb.a && mb.sfa && mb.c && mb.off && mb.sfoff);
+    uint8_t *a = (uint8_t *)(uintptr_t)mb.a, *sfa = (uint8_t *)(uintptr_t)mb.sfa;
+    uint8_t *b = (uint8_t *)(uintptr_t)mb.b, *sfb = (uint8_t *)(uintptr_t)mb.sfb;
+    uint16_t *c = (uint16_t *)(uintptr_t)mb.c;
+    int *off = (int *)(uintptr_t)mb.off, *sfo = (int *)(uintptr_t)mb.sfoff;
+    ref_rng r;
+    ref_rng_seed(&r, 0x5eed100);
+    int cap = -1;
+    while ((64LL << (2 * (-1 - cap))) < K) cap--;
+    ref_fill_packed(&r, a, R, K);
+    memset(sfa, 0xFF, (size_t)(sf_rows * K / 16));
+    memset(c, 0xFF, (size_t)(R * N * 2));
+    int rows = 0, srow = 0;
+    for (int e = 0; e < E; e++) {
+        ref_fill_packed(&r, b + (size_t)e * (size_t)(N * K / 2), N, K);
+        ref_fill_scales(&r, sfb + (size_t)e * sfb_bytes, N, K, e % 2 ? 8 : cap);
+        off[e] = rows;
+        sfo[e] = srow;
+        if (counts[e])
+            ref_fill_scales(&r, sfa + (size_t)srow * (size_t)(K / 16), counts[e], K, e % 2 ? cap : 8);
+        rows += counts[e];
+        srow += (counts[e] + 127) / 128 * 128;
+    }
+    off[E] = rows;
+    fk.set_cc(100);
+    nvfp4jit_ctx *ctx = new_ctx();
+    nvfp4jit_weights *w = NULL;
+    nvfp4jit_moe_plan *mp = NULL;
+    nvfp4jit_variant v;
+    nvfp4jit_variant_parse(spec, &v);
+    nvfp4jit_weights_desc d = {E, N, K, mb.b, mb.sfb, NULL, NULL};
+    CHECK(ctx && nvfp4jit_weights_create(ctx, NVFP4JIT_ARCH_SM100A, &d, &w) == NVFP4JIT_OK);
+    if (w) CHECK(nvfp4jit_moe_plan_create(w, R, &v, &mp) == NVFP4JIT_OK);
+    nvfp4jit_moe_call call = {mb.a, mb.sfa, mb.c, mb.off, mb.sfoff};
+    memset(&seen, 0, sizeof seen);
+    if (mp) CHECK(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_OK);
+    fakecuda_stats st = stats();
+    size_t bs = sm100_moe_blob_size(E);
+    unsigned char *eb = aligned_alloc(64, (bs + 63) / 64 * 64);
+    CUtensorMap am;
+    int ok = mp && seen.blob && eb && !strcmp(st.func, NJ_KERNEL_NAME "_moe");
+    CHECK(ok);
+    if (ok) {
+        /* the blob as the plan uploaded it, its weight maps re-encoded for the emulator */
+        memcpy(eb, (const void *)(uintptr_t)seen.blob, bs);
+        uint64_t maps_off;
+        memcpy(&maps_off, eb + 16, 8);
+        for (int e = 0; e < E && ok; e++) {
+            unsigned char *slot = eb + maps_off + 256 * (size_t)e + 128;
+            unsigned char tmp[128];
+            memcpy(tmp, slot, sizeof tmp);
+            ok = fk_map_to_emu(tmp, slot) == 0;
+        }
+        ok = ok && fk_map_to_emu(seen.amap, &am) == 0;
+        CHECK(ok);
+    }
+    if (ok) {
+        emu_range rg[4] = {{a, (size_t)(R * K / 2)},
+                           {sfa, (size_t)(sf_rows * K / 16)},
+                           {b, (size_t)(E * N * K / 2)},
+                           {sfb, (size_t)E * sfb_bytes}};
+        emu_launch l = {st.grid[0], st.block[0], st.smem, sec, sb, 1, rg, 4, 0x1234567, &seen.moe, &am};
+        int rc = emu_run(&ek, &l, eb, NULL, err, sizeof err);
+        CHECKF(rc == 0, "emulator: %s", err);
+        if (rc == 0) {
+            int64_t bad = 0;
+            for (int e = 0; e < E; e++) {
+                int64_t cnt = counts[e];
+                if (!cnt) continue;
+                const uint8_t *ea = a + (size_t)off[e] * (size_t)(K / 2);
+                const uint8_t *es = sfa + (size_t)sfo[e] * (size_t)(K / 16);
+                const uint8_t *wb = b + (size_t)e * (size_t)(N * K / 2), *ws = sfb + (size_t)e * sfb_bytes;
+                uint16_t *ref = malloc((size_t)(cnt * N) * 2);
+                double *abs_sum = malloc((size_t)(cnt * N) * sizeof *abs_sum);
+                REQUIRE(ref && abs_sum);
+                ref_gemm(ea, es, wb, ws, cnt, N, K, ref, 1);
+                ref_gemm_abs(ea, es, wb, ws, cnt, N, K, abs_sum);
+                for (int64_t i = 0; i < cnt * N; i++) {
+                    double o = ref_f16_to_double(c[(size_t)off[e] * (size_t)N + (size_t)i]);
+                    double q = ref_f16_to_double(ref[i]);
+                    int good = !isnan(o) && !isnan(q) &&
+                               (o == q || (!isinf(o) && !isinf(q) &&
+                                           fabs(o - q) <= 1e-3 + 1e-3 * fabs(q) +
+                                                              ((double)K / 16 + 4) / 16777216.0 * abs_sum[i]));
+                    bad += !good;
+                }
+                free(ref);
+                free(abs_sum);
+            }
+            for (int64_t i = (int64_t)rows * N; i < R * N; i++) bad += c[i] != 0xFFFF;
+            const int32_t *status = (const int32_t *)(uintptr_t)seen.moe.status;
+            CHECKF(bad == 0, "%lld elements wrong or written outside the experts' rows", (long long)bad);
+            CHECKF(status[0] == 0 && status[1] == INT_MAX, "error word {%d, %d}", status[0], status[1]);
+            if (!bad)
+                printf("  %s through the library on the fake cc 10.0 device, launch run on the "
+                       "emulator: %u CTAs, %d experts, %d rows right\n", spec, st.grid[0], E, rows);
+        }
+    }
+    free(eb);
+    nvfp4jit_moe_plan_destroy(mp);
+    nvfp4jit_weights_destroy(w);
+    nvfp4jit_ctx_destroy(ctx);
+    fk.set_cc(90);
+    moe_free(&mb);
+    emu_kernel_close(&ek);
+    tu_rmtree(dir);
 }
 
 /* ---- the tuning lookup: an entry for the fake device's key is used by plan_create ---- */
@@ -1045,6 +1332,8 @@ const test_case tests_fakecuda[] = {
     {"capture", t_capture},
     {"act16", t_act16},
     {"moe", t_moe},
+    {"moe_sm100", t_moe_sm100},
+    {"moe_sm100_emu", t_moe_sm100_emu},
     {"tune_lookup", t_tune_lookup},
     {"tune", t_tune},
     {"reference_run", t_reference_run},

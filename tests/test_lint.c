@@ -211,12 +211,16 @@ static int tmem_cols_range(const lint_prog *p, const char *op, int trips, long l
     return based;
 }
 
-/* Lint one variant. @return number of failures; *out gets the counts. */
-static int lint_variant(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, lint_stats *out) {
+/* Lint one entry of a variant (NJ_KERNEL_NAME, or the sm_100a MoE entry NJ_KERNEL_NAME
+ * "_moe", whose token map is encoded like the grouped A map: same box and swizzle, so the
+ * recorded maps serve both). @return number of failures; *out gets the counts. */
+static int lint_entry(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, const char *entry,
+                      lint_stats *out) {
     lint_stats st0, *st = &st0;
     memset(st, 0, sizeof *st);
-    char name[96];
+    char name[160];
     nvfp4jit_variant_format(v, name, sizeof name);
+    if (strcmp(entry, NJ_KERNEL_NAME)) snprintf(name + strlen(name), sizeof name - strlen(name), " (%s)", entry);
     nvfp4jit_kernel *k = NULL;
     if (nvfp4jit_compile(ctx, v, &k) != NVFP4JIT_OK) {
         LFAIL(st, "does not compile: %.300s", nvfp4jit_last_error(ctx));
@@ -229,7 +233,7 @@ static int lint_variant(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, lint_stats
     nvfp4jit_kernel_artifact(k, NVFP4JIT_ARTIFACT_CUBIN, &cubin, &nc);
     lint_prog p;
     char err[256];
-    if (lint_load(&p, ptx, NJ_KERNEL_NAME, cubin, nc, err, sizeof err) != 0) {
+    if (lint_load(&p, ptx, entry, cubin, nc, err, sizeof err) != 0) {
         LFAIL(st, "%s", err);
         *out = *st;
         return st->fails;
@@ -237,7 +241,7 @@ static int lint_variant(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, lint_stats
     const int sm100 = v->arch == NVFP4JIT_ARCH_SM100A;
     const int act16 = !sm100 && v->strategy != NVFP4JIT_STRATEGY_DUAL;
     if (p.dyn_base < 0)
-        LFAIL(st, "no .nv.shared.%s section in the cubin: dynamic base unknown", NJ_KERNEL_NAME);
+        LFAIL(st, "no .nv.shared.%s section in the cubin: dynamic base unknown", entry);
 
     /* tensor maps in encode order; copies in program order use them in this pattern
      * (asm volatile statements keep their order): sm_100a A, B; act16 tokens, weights and one
@@ -492,6 +496,10 @@ static int lint_variant(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, lint_stats
     return st->fails;
 }
 
+static int lint_variant(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, lint_stats *out) {
+    return lint_entry(ctx, v, NJ_KERNEL_NAME, out);
+}
+
 static nvfp4jit_ctx *mk(void) {
     nvfp4jit_ctx_options o = {0};
     nvfp4jit_ctx *c = NULL;
@@ -523,6 +531,16 @@ static void t_sm100a(void) {
     CHECKF(bad == 0, "%d of %zu sm_100a variants fail the lint", bad, n);
     printf("  lint: %zu sm_100a variants, %d failing, %d wait for tensor memory at full "
            "shared-memory occupancy\n", n, bad, waits);
+    /* the MoE entry of every variant: the same rules (its A copies read the per-call token
+     * map, its scale copies the per-call token scales) */
+    int bad_moe = 0;
+    for (size_t i = 0; i < n; i++) {
+        lint_stats st;
+        bad_moe += lint_entry(ctx, &vs[i], NJ_KERNEL_NAME "_moe", &st) > 0;
+        CHECK(st.tensor_copies > 0 && st.bulk_copies > 0 && st.expect_tx > 0 && st.mmas > 0);
+    }
+    CHECKF(bad_moe == 0, "%d of %zu sm_100a MoE entries fail the lint", bad_moe, n);
+    printf("  lint: %zu sm_100a MoE entries, %d failing\n", n, bad_moe);
     free(vs);
     nvfp4jit_ctx_destroy(ctx);
 }
@@ -692,7 +710,11 @@ static const char *const sass_class[] = {"UTCOMMA", "UTCCP", "UTMALDG", "UBLKCP"
                                          "SYNCS", "LDTM"};
 enum { NCLASS = 7 };
 
-static int sass_counts(const char *disasm, const void *cubin, size_t n, int *cnt) {
+/* Count the SASS classes of function `fn` (NULL: the whole cubin; the family's cubin holds
+ * the grouped and the MoE entry): nvdisasm names a function's code ".text.<fn>:",
+ * cuobjdump "Function : <fn>". */
+static int sass_counts(const char *disasm, const void *cubin, size_t n, const char *fn,
+                       int *cnt) {
     const char *dir = tu_tmpdir();
     char path[4096], cmd[8192];
     snprintf(path, sizeof path, "%s/k.cubin", dir);
@@ -706,10 +728,20 @@ static int sass_counts(const char *disasm, const void *cubin, size_t n, int *cnt
     tu_rmtree(dir);
     if (rc) return -1;
     memset(cnt, 0, NCLASS * sizeof *cnt);
+    int in_fn = fn == NULL;
     for (char *l = out; l && *l;) {
         char *nl = strchr(l, '\n');
         if (nl) *nl = '\0';
-        char *s = strstr(l, "*/");
+        if (fn) {
+            const char *t = strstr(l, ".text."), *f = strstr(l, "Function : ");
+            if (t && strchr(t, ':') && !strstr(l, "*/")) {
+                size_t fl = strlen(fn);
+                in_fn = !strncmp(t + 6, fn, fl) && t[6 + fl] == ':';
+            } else if (f) {
+                in_fn = !strcmp(f + 11, fn);
+            }
+        }
+        char *s = in_fn ? strstr(l, "*/") : NULL;
         if (s) {
             s += 2;
             while (*s == ' ' || *s == '\t') s++;
@@ -782,8 +814,8 @@ static void t_seed(void) {
              "NVFP4JIT_NVDISASM=path to point at one); the PTX facts above were checked");
     }
     int sc[NCLASS], fc[NCLASS];
-    REQUIRE(sass_counts(disasm, r.cubin.data, r.cubin.len, sc) == 0);
-    REQUIRE(sass_counts(disasm, fcubin, fnc, fc) == 0);
+    REQUIRE(sass_counts(disasm, r.cubin.data, r.cubin.len, NULL, sc) == 0);
+    REQUIRE(sass_counts(disasm, fcubin, fnc, NJ_KERNEL_NAME, fc) == 0);
     /* NVRTC/nvJitLink 13.0 (2026-12-03). A compiler update may change these: then re-read
      * the SASS, update the numbers here and in docs/sm100a-seed-vs-family.md. */
     static const int want_seed[NCLASS] = {12, 24, 12, 12, 4, 46, 1};

@@ -365,7 +365,8 @@ class Weights:
     N x K in the format of a group's B and SFB. b: a stacked (E, N, K/2) byte tensor, or a list
     of E (N, K/2) tensors; sfb: stacked, a contiguous byte tensor holding the E blocked-layout
     scale blocks back to back (scale_bytes(N, K) each, e.g. shape (E, scale_bytes(N, K))), or
-    a list of E blocked-layout tensors. No device access; sm_90a only. The tensors are kept
+    a list of E blocked-layout tensors. No device access. arch "sm_90a" (run on the H200) or
+    "sm_100a" (compiled, linted and emulated only, never run on a B200). The tensors are kept
     alive here and must not change while the Weights or a plan of it exists."""
 
     def __init__(self, b, sfb, arch="sm_90a", ctx: Context = None):

@@ -154,6 +154,12 @@ FK_API void fakecuda_set_launch_hook(fakecuda_launch_hook hook, void *user) {
     UNLOCK();
 }
 
+FK_API void fakecuda_set_cc(int cc) {
+    LOCK();
+    g_cc = cc;
+    UNLOCK();
+}
+
 FK_API void fakecuda_set_events_pending(int on) {
     LOCK();
     g_events_pending = on;

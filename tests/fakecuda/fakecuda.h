@@ -73,5 +73,8 @@ void fakecuda_set_events_pending(int on);
 /* The device's SM count from now on (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT and the
  * co-residency limit); $FAKECUDA_SMS (read at cuInit, default 132) sets it first. */
 void fakecuda_set_sms(int sms);
+/* The compute capability the device reports from now on (FAKECUDA_CC sets it at cuInit): an
+ * in-process test of the sm_100a paths sets 100 and puts 90 back. */
+void fakecuda_set_cc(int cc);
 
 #endif
