@@ -5,12 +5,25 @@
  * (tools/depgraph.sh). */
 #include "family.h"
 
+#include <string.h>
+
 static const family *const fam_table[] = {&fam_sm90a, &fam_sm100a};
 #define FAM_COUNT (sizeof fam_table / sizeof *fam_table)
 
 const family *fam_get(nvfp4jit_arch arch) {
     for (size_t i = 0; i < FAM_COUNT; i++)
         if (fam_table[i]->arch == arch) return fam_table[i];
+    return NULL;
+}
+
+const family *fam_by_short_name(const char *s, size_t *len) {
+    for (size_t i = 0; s && i < FAM_COUNT; i++) {
+        size_t n = strlen(fam_table[i]->short_name);
+        if (!strncmp(s, fam_table[i]->short_name, n) && s[n] == ':') {
+            if (len) *len = n + 1;
+            return fam_table[i];
+        }
+    }
     return NULL;
 }
 

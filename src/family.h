@@ -141,6 +141,9 @@ extern const family fam_sm100a;
 
 /* The family table (src/arch.c). @return the family of an arch, or NULL. */
 const family *fam_get(nvfp4jit_arch arch);
+/* The family whose short name ("sm90a") followed by ':' begins s (a variant name), with
+ * *len = that prefix's length; or NULL. */
+const family *fam_by_short_name(const char *s, size_t *len);
 /* @return the family whose cubins run on compute capability cc (major*10+minor), or NULL. */
 const family *fam_for_cc(int cc);
 /* The SM count the heuristic models for f: the device's, when a device is present (the

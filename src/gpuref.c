@@ -10,19 +10,13 @@
 #include "family.h"
 #include "variant.h"
 
-static int arch_slot(nvfp4jit_arch arch) {
-    return arch == NVFP4JIT_ARCH_SM90A ? 0 : arch == NVFP4JIT_ARCH_SM100A ? 1 : -1;
-}
-
-static const char *arch_name(nvfp4jit_arch arch) { return fam_get(arch)->arch_name; }
-
 nvfp4jit_status gpuref_get(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, nj_module **out) {
     *out = NULL;
-    int slot = arch_slot(arch);
-    NJ_RETURN_IF(ctx, slot < 0, NVFP4JIT_ERR_UNSUPPORTED_ARCH,
+    const family *f = fam_get(arch); /* (the family table, src/arch.c) */
+    NJ_RETURN_IF(ctx, !f, NVFP4JIT_ERR_UNSUPPORTED_ARCH,
                  "GPU reference: arch %d is not supported (sm_90a = 90, sm_100a = 100)",
                  (int)arch);
-    const char *an = arch_name(arch);
+    const char *an = f->arch_name;
     char stem[64];
     snprintf(stem, sizeof stem, "reference_gemm_%s", an);
     tmpl_param p[] = {{"ARCH", 1, 0, an},

@@ -60,10 +60,11 @@ nvfp4jit_status nj_variant_parse(const char *s, nvfp4jit_variant *out) {
     if (!s || !out) return NVFP4JIT_ERR_INVALID_ARG;
     nvfp4jit_variant v;
     memset(&v, 0, sizeof v);
-    const char *p;
-    if ((p = skip_lit(s, "sm90a:"))) v.arch = NVFP4JIT_ARCH_SM90A;
-    else if ((p = skip_lit(s, "sm100a:"))) v.arch = NVFP4JIT_ARCH_SM100A;
-    else return NVFP4JIT_ERR_INVALID_ARG;
+    size_t plen = 0;
+    const family *f = fam_by_short_name(s, &plen); /* "sm90a:", "sm100a:" (src/arch.c) */
+    if (!f) return NVFP4JIT_ERR_INVALID_ARG;
+    v.arch = f->arch;
+    const char *p = s + plen;
     /* strict: the exact form nvfp4jit_variant_format writes, every number range-checked */
     if (!(p = parse_param(p, &v.block_m)) || !(p = skip_lit(p, "x")) ||
         !(p = parse_param(p, &v.block_n)) || !(p = skip_lit(p, "x")) ||
