@@ -40,7 +40,9 @@
 % local TILE_LOOP = PERSIST and "  for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {"
 %             or "  { const int ti = blockIdx.x; (void)num_tiles;"
 % local WG = BLOCK_M // 64
-% local PREP = (STRATEGY == 2 and BLOCK_N >= 64) and 16 or 4   -- MoE phase 1 (act16p only): token items per lane in flight
+% -- MoE phase 1: token items per lane in flight. (16 on the wide-token act16p variants was
+% -- measured once, without a same-run comparison, and made 192x96x64:s6:act16p spill 8 bytes.)
+% local PREP = 4
 % local ACC = BLOCK_N // 2
 % -- 128-row scale blocks a weight tile touches (it starts at 0 or 64 inside a block; fam_sm90.c)
 % local SFB_BLK = ((BLOCK_M % 128 == 0 and 0 or 64) + BLOCK_M + 127) // 128
@@ -319,10 +321,9 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
     // warp in CTA order left the work on the first CTAs, and phase 1 took 15-26 us on
     // decode64). The unit's expert is searched once in shared memory, then each lane loads
     // its PREP items before any store (a load after a store through char pointers cannot be
-    // hoisted: one DRAM round trip per item). The persistent grid has few warps per SM (9 on
-    // 128x128 tiles, against 64 for the grouped call's prep kernel), so the wide-token
-    // variants, whose registers are there anyway for the accumulators, keep 16 loads per
-    // lane in flight; the small-token ones (86 registers) 4.
+    // hoisted: one DRAM round trip per item). (The persistent grid has few warps per SM, 9 on
+    // 128x128 tiles against 64 for the grouped call's prep kernel: more loads in flight per
+    // lane is the open lever here.)
     const int K = groups[0].k, per_row = K / 16, lane = tid % 32;
     const int rows = moe_void ? 0 : min(offs[E], moe.max_rows);
     const int chunks = (per_row + ${32 * PREP - 1}) / ${32 * PREP}, units = rows * chunks;
