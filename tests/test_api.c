@@ -306,6 +306,8 @@ static void t_errors_kept(void) {
     nvfp4jit_group g[2] = {{16, 64, 128, 0, 0, 0, 0, 0}, {0, 64, 128, 0, 0, 0, 0, 0}};
     nvfp4jit_plan *plan = NULL;
     CHECK(nj_plan_create(c, NVFP4JIT_ARCH_SM90A, g, 2, &good, &plan) == NVFP4JIT_OK && plan);
+    nj_plan_destroy(plan);
+    plan = NULL;
     CHECK(nj_plan_create(c, NVFP4JIT_ARCH_SM90A, g, 2, NULL, &plan) == NVFP4JIT_OK);
     CHECKF(strcmp(nvfp4jit_last_error(c), "earlier failure") == 0, "[%s]",
            nvfp4jit_last_error(c));
