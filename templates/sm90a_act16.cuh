@@ -33,8 +33,9 @@
 % -- on the device. Phase 0: offsets copied to shared memory, counts, faults and a tile table
 % -- (first tile of each expert); phase 1: every warp of the grid converts token rows to fp16
 % -- (the prep work; a row's expert found by a binary search in shared memory); a grid
-% -- barrier (a counter the plan owns, only ever incremented); phase 2: the GEMM over the tile
-% -- table. One launch per call. Offsets are untrusted: an expert whose rows or scale rows
+% -- barrier (words the plan owns: an arrival count reset by the last arrival, a generation
+% -- that only grows, and phase 2's tile counter, reset by the last arrival); phase 2: the GEMM
+% -- over the tile table, each CTA taking its next tile from the counter. One launch per call. Offsets are untrusted: an expert whose rows or scale rows
 % -- leave the buffers is skipped and reported in MoeArgs.status.
 % local PERSIST = (STRATEGY == 2)
 % local TILE_LOOP = PERSIST and "  for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {"
