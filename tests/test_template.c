@@ -196,11 +196,13 @@ static void t_bombs(void) {
                 "");
     expect_bomb("% local s = ('a'):rep(40)\n% s:gsub(('a?'):rep(40) .. ('a'):rep(40), 'x')\n", "");
     expect_bomb("% for w in ('a'):rep(40):gmatch(('a?'):rep(40) .. ('a'):rep(40)) do end\n", "");
-    /* memory: a table of big strings, one huge string, an emit bomb */
-    expect_bomb("% local t = {}\n% for i = 1, 1e9 do t[i] = ('x'):rep(1 << 20) .. i end\n",
-                "memory");
-    expect_bomb("% local s = ('x'):rep(1 << 30)\n", "memory");
-    expect_bomb("% for i = 1, 1e9 do emit(('x'):rep(1 << 20)) end\n", "output");
+    /* memory: a table of big strings, one huge string, an emit bomb. They must end by their
+     * cap (the message says which), before the render's 2 s clock; under ASan+UBSan on a busy
+     * 2-core CI machine filling the heap cap took 0.8-1.03 s of CPU, so 2 s, not 1 s, here */
+    expect_bomb_ms("% local t = {}\n% for i = 1, 1e9 do t[i] = ('x'):rep(1 << 20) .. i end\n",
+                   "memory", 2000);
+    expect_bomb_ms("% local s = ('x'):rep(1 << 30)\n", "memory", 2000);
+    expect_bomb_ms("% for i = 1, 1e9 do emit(('x'):rep(1 << 20)) end\n", "output", 2000);
     /* print and warn write to the caller's stdout/stderr */
     expect_bomb("% print('hello')\n", "print");
     expect_bomb("% warn('@on') warn('hello')\n", "warn");
