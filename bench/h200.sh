@@ -9,7 +9,7 @@
 #   bash bench/h200.sh sanitize V...    compute-sanitizer memcheck + racecheck of `demo` (edges, bench4)
 #   bash bench/h200.sh engine           graphs, host time, MoE path: tests, memcheck, bench --moe
 #   bash bench/h200.sh verify           GPU test areas, MoE memcheck, bench --moe on moe.txt and gpumode.txt
-#   bash bench/h200.sh moegap           MoE path vs grouped act16/act16p, and its token prep alone
+#   bash bench/h200.sh moegap           MoE path vs the grouped call of the same variant, act16 and act16p
 #   bash bench/h200.sh soak             10,000-call soak, memcheck/racecheck/synccheck per strategy + MoE
 set -uo pipefail
 OUT=${OUT:-$PWD/out}; mkdir -p "$OUT"
@@ -115,26 +115,16 @@ verify)   # after a renovation: every GPU test area, the MoE bad-offset test und
   timeout 150 "$B/nvfp4jit" bench --moe --iters 20 > "$OUT/verify_bench_gpumode.txt" 2>&1
   grep -hE '^== |nvfp4jit sm|MoE path|host us|floor|cuBLAS fp16 loop|^geomean|rror' \
     "$OUT/verify_bench_moe.txt" "$OUT/verify_bench_gpumode.txt" ;;
-moegap)   # issue 12: where the MoE path's GPU time goes against the grouped call of the same variant:
-  # grouped act16 and MoE (MoE path lines), then the MoE kernel cut down by template copies:
-  # cut1 = no GEMM tiles (phases 0-1 + grid barrier), cut2 = no tiles, no token rows (phase 0 +
-  # barrier), cut3 = no tiles, no rows, no waiting at the barrier (launch + phase 0)
-  T=$(mktemp -d); cp templates/* "$T"/
-  sed -i 's/    num_tiles = moe_void ? 0 : tab\[E\];/    num_tiles = 0;/' "$T/sm90a_act16.cuh"
-  T2=$(mktemp -d); cp "$T"/* "$T2"/
-  sed -i 's/const int rows = moe_void ? 0 : min(offs\[E\], moe.max_rows);/const int rows = 0;/' "$T2/sm90a_act16.cuh"
-  T3=$(mktemp -d); cp "$T2"/* "$T3"/
-  sed -i 's/      if (old == gridDim.x - 1) {/      if (true) {/' "$T3/sm90a_act16.cuh"
-  grep -c 'num_tiles = 0;\|const int rows = 0;\|if (true) {' "$T/sm90a_act16.cuh" "$T2/sm90a_act16.cuh" "$T3/sm90a_act16.cuh"
+moegap)   # issue 12: the MoE path against the grouped call of the same variant, per strategy
+  # (bench --moe --variant V prints both in one process; MOEGAP_SETS, MOEGAP_STRATEGIES)
   for spec in ${MOEGAP_SETS:-moe.txt:decode64-up:128x24x64 moe.txt:decode64-down:64x24x64 moe.txt:skewed8-up:128x96x64 \
               gpumode.txt:bench1:128x128x64 gpumode.txt:bench3:128x128x64 gpumode.txt:bench4:128x128x64}; do
     IFS=: read -r file set v <<<"$spec"
-    for tdir in "" "$T" "$T2" "$T3"; do
-      tag=full; [ "$tdir" = "$T" ] && tag=cut1; [ "$tdir" = "$T2" ] && tag=cut2; [ "$tdir" = "$T3" ] && tag=cut3
-      echo "== $set $v $tag"
-      NVFP4JIT_TEMPLATE_DIR=$tdir timeout 200 "$B/nvfp4jit" bench --moe --iters 20 --no-cublas \
-        --problems "problems/$file" --set "$set" --variant "sm90a:$v:s4:swap:${MOEGAP_STRATEGY:-act16}" \
-        2>&1 | tee -a "$OUT/moegap.log" | grep -E "sm90a:|MoE path|rror"
+    for strat in ${MOEGAP_STRATEGIES:-act16 act16p}; do
+      echo "== $set $v $strat"
+      timeout 200 "$B/nvfp4jit" bench --moe --iters 20 --no-cublas \
+        --problems "problems/$file" --set "$set" --variant "sm90a:$v:s4:swap:$strat" \
+        2>&1 | tee -a "$OUT/moegap.log" | grep -E "sm90a:|MoE path|host us|floor|rror"
     done
   done ;;
 *) echo "unknown mode $mode" >&2; exit 2 ;;

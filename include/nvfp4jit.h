@@ -521,13 +521,16 @@ NVFP4JIT_API int64_t nvfp4jit_moe_scale_rows(int64_t max_rows, int num_experts);
  *  other GPU, e.g. an H200) the plan is compiled only, has no device state, and its runs are
  *  refused (NVFP4JIT_ERR_NO_DRIVER / NVFP4JIT_ERR_ARCH_MISMATCH, as an sm_100a grouped plan's
  *  runs are). Never run on a B200.
- *  sm_90a weights: choose a variant (force, else
- *  the heuristic's best act16/act16p variant for max_rows tokens spread evenly; MoE calls
- *  always run on the persistent grid, so an act16 variant runs as its act16p twin), compile
- *  it, and build on the device, once, everything a call reads but the tokens: the tensor
- *  maps of every expert's weights and scales, a workspace of 2 * max_rows * K bytes for the
- *  fp16 tokens, and an error word. Needs the device (sm_90a). Time and memory: see
- *  nvfp4jit_moe_plan_info.
+ *  sm_90a weights: choose a variant (force, else the act16/act16p variant of least worst-case
+ *  regret over even, Poisson and exponential spreads of max_rows tokens), compile it, and
+ *  build on the device, once, everything a call reads but the tokens: the tensor maps of
+ *  every expert's weights and scales, a workspace of 2 * max_rows * K bytes for the fp16
+ *  tokens, a tile table of 16 bytes per tile of the worst case (tiles_x * (ceil(max_rows /
+ *  BLOCK_N) + E) tiles, tiles_x = ceil(N / BLOCK_M)), an error word, and a CUDA graph of the
+ *  call's two kernels (token prep, GEMM) instantiated once. act16 launches one CTA per tile of
+ *  that worst case (CTAs past the call's tiles exit at once: choose act16p, the persistent
+ *  grid, when calls usually send far fewer than max_rows tokens). Needs the device (sm_90a).
+ *  Time and memory: see nvfp4jit_moe_plan_info.
  *  @return NVFP4JIT_OK; NVFP4JIT_ERR_INVALID_ARG; NVFP4JIT_ERR_INVALID_VARIANT (a forced dual
  *  variant, or one whose tile table does not fit shared memory with E experts); driver and
  *  compile errors as nvfp4jit_plan_create and nvfp4jit_plan_run. *out = NULL on error. */
@@ -541,13 +544,16 @@ NVFP4JIT_API void nvfp4jit_moe_plan_destroy(nvfp4jit_moe_plan *p);
 typedef struct nvfp4jit_moe_info {
     nvfp4jit_variant variant;
     nvfp4jit_choice choice;
-    size_t device_bytes;  /* workspace (sm_90a) + constant blob + error word; 0 for a
-                           * compiled-only sm_100a plan */
+    size_t device_bytes;  /* workspace and tile table (sm_90a) + constant blob + error word; 0
+                           * for a compiled-only sm_100a plan */
     double setup_ms;      /* plan creation: choice, compile or cache hit, maps, uploads */
-    unsigned grid;      /* CTAs of the GEMM: sm_90a persistent, SMs x the CTAs that fit on one;
-                         * sm_100a the worst case, ceil(N / BLOCK_N) x (ceil(max_rows / 128) +
-                         * min(E, max_rows)) CTAs, those past the call's tiles exit at once */
-    unsigned prep_grid; /* CTAs of a separate token prep kernel: 0, the MoE kernel does it */
+    unsigned grid;      /* CTAs of the GEMM: sm_90a act16 one per tile of the worst case (see
+                         * nvfp4jit_moe_plan_create), act16p persistent, SMs x the CTAs that fit
+                         * on one, at most that; sm_100a the worst case, ceil(N / BLOCK_N) x
+                         * (ceil(max_rows / 128) + min(E, max_rows)) CTAs; CTAs past the call's
+                         * tiles exit at once */
+    unsigned prep_grid; /* sm_90a: CTAs of the token prep kernel (CTA 0 writes the tile table,
+                         * the others convert the rows); sm_100a: 0, the MoE kernel does it */
     int sms;            /* the SM count the choice was made for (see nvfp4jit_plan_sms) */
 } nvfp4jit_moe_info;
 /** @return NVFP4JIT_OK, or NVFP4JIT_ERR_INVALID_ARG for NULL arguments. */
@@ -565,8 +571,10 @@ typedef struct nvfp4jit_moe_call {
     uint64_t a, sfa, c, offsets, sf_offsets;
 } nvfp4jit_moe_call;
 
-/** Launch the MoE layer on `stream` (sm_90a: one cooperative launch: token prep, a grid
- *  barrier, the GEMM; sm_100a: one ordinary launch of the MoE entry, whose token tensor map is
+/** Launch the MoE layer on `stream` (sm_90a: one cuGraphLaunch of the plan's graph of two
+ *  kernels, the token prep then the GEMM, its prep node's parameters updated when the call's
+ *  pointers differ from the last call's; while `stream` is capturing, the two kernels are
+ *  launched plainly instead, so the capture records them with this call's pointers; sm_100a: one ordinary launch of the MoE entry, whose token tensor map is
  *  encoded on the host per call (one cuTensorMapEncodeTiled, no device access) and passed as
  *  a __grid_constant__ parameter; never run on a B200). No host
  *  synchronisation, no allocation, no host work proportional to E: the kernels read the
@@ -574,7 +582,8 @@ typedef struct nvfp4jit_moe_call {
  *  stream. Capturable into CUDA graphs: everything per call is a kernel parameter and the
  *  plan's buffers never change, so a replay runs over the buffers given at capture and reads
  *  whatever tokens and offsets they hold then. Runs of one plan must not execute
- *  concurrently (the workspace is shared). Offsets are untrusted: an expert whose rows are
+ *  concurrently (the workspace and tile table are shared), and a plan is called from one host
+ *  thread at a time (the graph's update). Offsets are untrusted: an expert whose rows are
  *  negative, decreasing or past max_rows, or whose scale offset is not a multiple of 128 or
  *  runs past the scale buffer, is skipped (its rows of c are not written) and reported by
  *  nvfp4jit_moe_plan_check; no read or write leaves the buffers described above.

@@ -77,6 +77,9 @@ const drv_api *drv_load(void) {
         LOAD(cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode");
         LOAD(cuStreamBeginCapture, "cuStreamBeginCapture_v2");
         LOAD(cuStreamEndCapture, "cuStreamEndCapture");
+        LOAD(cuGraphCreate, "cuGraphCreate");
+        LOAD(cuGraphAddKernelNode, "cuGraphAddKernelNode_v2");
+        LOAD(cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2");
         LOAD(cuGraphInstantiate, "cuGraphInstantiateWithFlags");
         LOAD(cuGraphLaunch, "cuGraphLaunch");
         LOAD(cuGraphExecDestroy, "cuGraphExecDestroy");

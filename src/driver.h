@@ -52,7 +52,12 @@ typedef struct drv_api {
     CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
     CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
     CUresult (*cuThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
-    /* graphs: used by the tests and the bench command (the library only detects captures) */
+    /* graphs: the MoE call's two-kernel graph (src/moe.c), the tests and the bench command */
+    CUresult (*cuGraphCreate)(CUgraph *, unsigned);
+    CUresult (*cuGraphAddKernelNode)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+                                     const CUDA_KERNEL_NODE_PARAMS *);
+    CUresult (*cuGraphExecKernelNodeSetParams)(CUgraphExec, CUgraphNode,
+                                               const CUDA_KERNEL_NODE_PARAMS *);
     CUresult (*cuStreamBeginCapture)(CUstream, CUstreamCaptureMode);
     CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);
     CUresult (*cuGraphInstantiate)(CUgraphExec *, CUgraph, unsigned long long);

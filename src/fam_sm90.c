@@ -450,20 +450,33 @@ static int sm90_fits(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t 
  * Layout: the act16 blob with num_tiles = 0 and prep_items = 0; per expert a group {0, b, 0,
  * sfb, 0, ws, 0, n, k, 0} and the weights and weight-scale maps at slots 1 and 2 of its three
  * (slot 0 unused); after them, at maps_off + 384 E, one fp16 token map over the whole
- * workspace (max_rows rows). The tile table is built by the kernel, in dynamic shared memory
- * after the mbarriers (4 (E + 1) bytes more). */
+ * workspace (max_rows rows). Each call's tile table is written by the prep kernel into plan
+ * memory of sm90_moe_table_bytes (16 bytes {tile count, 0, C}, then 16 per tile). */
 size_t sm90_moe_blob_size(int experts) {
     return act16_maps_off((size_t)experts) + ACT16_GROUP_MAPS_BYTES * (size_t)experts +
            sizeof(CUtensorMap);
 }
 
 size_t sm90_moe_dyn_smem(const nvfp4jit_variant *v, int experts) {
-    /* MoE: tile table [E+1], offsets [E+1], scale offsets [E], counts [E] (int32) */
-    return sm90_dyn_smem(v) + 4 * (4 * (size_t)experts + 2);
+    (void)experts; /* the MoE tables live in plan memory: the grouped kernel's layout */
+    return sm90_dyn_smem(v);
 }
 
 int sm90_moe_fits(const nvfp4jit_variant *v, int experts) {
-    return is_act16(v) && sm90_moe_dyn_smem(v, experts) <= fam_sm90a.smem_block_max;
+    (void)experts;
+    return is_act16(v);
+}
+
+/* The most tiles a MoE call of max_rows rows over E experts of N columns can have: monotone
+ * offsets inside [0, max_rows] give sum ceil(cnt_e / BLOCK_N) <= ceil(max_rows / BLOCK_N) + E
+ * token tiles, times the weight tiles (the kernel's bound, templates/sm90a_act16.cuh
+ * moe_tiles). */
+int64_t sm90_moe_tiles_bound(const nvfp4jit_variant *v, int experts, int64_t n, int64_t max_rows) {
+    return (n + v->block_m - 1) / v->block_m * ((max_rows + v->block_n - 1) / v->block_n + experts);
+}
+
+size_t sm90_moe_table_bytes(const nvfp4jit_variant *v, int experts, int64_t n, int64_t max_rows) {
+    return 16 * (size_t)(1 + sm90_moe_tiles_bound(v, experts, n, max_rows));
 }
 
 nvfp4jit_status sm90_moe_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,

@@ -30,7 +30,7 @@ typedef struct fam_launch {
 typedef struct nj_moe_args {
     uint64_t a, sfa, c, offsets, sf_offsets, status;
     int32_t max_rows, sf_rows;
-    uint64_t barrier;
+    uint64_t tiles; /* sm_90a: the plan's tile table (prep writes it, the GEMM reads it) */
 } nj_moe_args;
 _Static_assert(sizeof(nj_moe_args) == 64, "nj_moe_args must match MoeArgs (64 bytes)");
 
@@ -118,6 +118,8 @@ size_t sm90_moe_blob_size(int experts);
 size_t sm90_moe_dyn_smem(const nvfp4jit_variant *v, int experts);
 /* @return 1 if v is act16/act16p and its MoE kernel fits shared memory with `experts`. */
 int sm90_moe_fits(const nvfp4jit_variant *v, int experts);
+int64_t sm90_moe_tiles_bound(const nvfp4jit_variant *v, int experts, int64_t n, int64_t max_rows);
+size_t sm90_moe_table_bytes(const nvfp4jit_variant *v, int experts, int64_t n, int64_t max_rows);
 nvfp4jit_status sm90_moe_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
                                    const nvfp4jit_variant *v, int experts, int64_t n, int64_t k,
                                    const uint64_t *b, const uint64_t *sfb, int64_t max_rows,

@@ -2,11 +2,16 @@
  * device state never changes after creation, and a call whose per-call data (tokens, token
  * scales, output, expert offsets) are all kernel parameters read on the device.
  *
- * Kernel: the sm_90a act16p GEMM kernel in its fused MoE mode (templates/sm90a_act16.cuh,
- * "MoE entry": token prep, a grid barrier, the GEMM): the blob is built once here
- * (sm90_moe_blob_fill), the tile table by the kernel from the offsets. So a run is one
- * cooperative launch and nothing else (two launches cost ~7 us of host time on the H200
- * host), and a CUDA graph of a run stays right whatever happens between its replays.
+ * Kernels (sm_90a): the act16/act16p prep and GEMM kernels in their MoE mode
+ * (templates/sm90a_act16.cuh, "MoE call"): the prep kernel validates the offsets, writes the
+ * call's tile table into plan memory and converts the tokens; the GEMM kernel reads the table.
+ * The blob is built once here (sm90_moe_blob_fill). A run is one cuGraphLaunch of a graph of
+ * the two kernel nodes the plan instantiated at creation (the prep node's parameters updated
+ * with cuGraphExecKernelNodeSetParams when the call's pointers change): on the H200 host that
+ * costs 1.9-2.6 us against 7.4-9.2 us for two cuLaunchKernel and 3.7-4.7 us for one
+ * (bench/probe/graph_host.c). When the stream is capturing, the two kernels are launched
+ * plainly instead, so the capture records them; a CUDA graph of a run stays right whatever
+ * happens between its replays (every per-call pointer is a kernel parameter).
  *
  * sm_100a (COMPILED, LINTED AND EMULATED ONLY, never run on a B200): the MoE entry of
  * templates/sm100a_grouped.cu (<KERNEL_NAME>_moe), one ordinary launch over a grid sized for
@@ -43,8 +48,15 @@ struct nvfp4jit_moe_plan {
     CUcontext cu_ctx;
     CUfunction fn; /* the kernel in cu_ctx (the compiled kernel may be reloaded elsewhere);
                     * NULL: an sm_100a plan compiled without a cc 10.0 device (runs refused) */
-    CUdeviceptr blob, ws, status, barrier;
+    CUfunction fn_prep; /* sm_90a: the prep kernel */
+    CUdeviceptr blob, ws, status, tiles;
     size_t dyn_smem;
+    /* sm_90a: the run's graph (prep node -> GEMM node), instantiated once; prep_args: the
+     * prep node's MoeArgs in the instantiated graph (updated when a call's differ) */
+    CUgraph graph;
+    CUgraphExec exec;
+    CUgraphNode node_prep;
+    nj_moe_args prep_args, gemm_args;
 };
 
 static size_t scale_bytes(int64_t rows, int64_t k) {
@@ -128,15 +140,13 @@ NVFP4JIT_API void nvfp4jit_weights_destroy(nvfp4jit_weights *w) {
     free(w);
 }
 
-/* The variant of a MoE plan: act16 runs as its act16p twin (the MoE kernel loops over a tile
- * table it builds itself). @return 1 if v can serve the plan. */
+/* @return 1 if v can serve a MoE plan (sm_90a: act16 or act16p). */
 int nj_moe_usable(nvfp4jit_variant *v, int experts, nvfp4jit_arch arch) {
     char why[256];
     if (v->arch != arch) return 0;
     if (arch == NVFP4JIT_ARCH_SM100A) return fam_sm100a.check(v, why, sizeof why);
     if (v->arch != NVFP4JIT_ARCH_SM90A) return 0;
-    if (v->strategy == NVFP4JIT_STRATEGY_ACT16) v->strategy = NVFP4JIT_STRATEGY_ACT16P;
-    if (v->strategy != NVFP4JIT_STRATEGY_ACT16P) return 0;
+    if (v->strategy != NVFP4JIT_STRATEGY_ACT16 && v->strategy != NVFP4JIT_STRATEGY_ACT16P) return 0;
     return fam_sm90a.check(v, why, sizeof why) && sm90_moe_fits(v, experts);
 }
 
@@ -248,7 +258,9 @@ static void moe_free_device(nvfp4jit_moe_plan *p) {
     if (p->blob) api->cuMemFree(p->blob);
     if (p->ws) api->cuMemFree(p->ws);
     if (p->status) api->cuMemFree(p->status);
-    if (p->barrier) api->cuMemFree(p->barrier);
+    if (p->tiles) api->cuMemFree(p->tiles);
+    if (p->exec) api->cuGraphExecDestroy(p->exec);
+    if (p->graph) api->cuGraphDestroy(p->graph);
     if (prev != p->cu_ctx) api->cuCtxSetCurrent(prev);
 }
 
@@ -260,6 +272,45 @@ static void moe_plan_free(nvfp4jit_moe_plan *p) {
 
 NVFP4JIT_API void nvfp4jit_moe_plan_destroy(nvfp4jit_moe_plan *p) { moe_plan_free(p); }
 
+/* The prep node's launch (params: blob and the call's MoeArgs). */
+static void moe_prep_node(const nvfp4jit_moe_plan *p, CUDA_KERNEL_NODE_PARAMS *kp, void **params) {
+    memset(kp, 0, sizeof *kp);
+    kp->func = p->fn_prep;
+    kp->gridDimX = p->info.prep_grid;
+    kp->gridDimY = kp->gridDimZ = 1;
+    kp->blockDimX = 256;
+    kp->blockDimY = kp->blockDimZ = 1;
+    kp->kernelParams = params;
+}
+
+/* The run's graph: the prep node (its MoeArgs are the last call's; updated per call) before
+ * the GEMM node (constant MoeArgs: the tile table's address, max_rows). */
+static nvfp4jit_status moe_graph(nvfp4jit_moe_plan *p, const drv_api *api) {
+    nvfp4jit_ctx *ctx = p->w->ctx;
+    p->gemm_args = (nj_moe_args){0};
+    p->gemm_args.max_rows = (int32_t)p->max_rows;
+    p->gemm_args.tiles = (uint64_t)p->tiles;
+    DRV_CHECK(ctx, api, cuGraphCreate(&p->graph, 0), "cuGraphCreate (MoE)");
+    CUDA_KERNEL_NODE_PARAMS kp;
+    void *prep_params[] = {&p->blob, &p->prep_args}, *gemm_params[] = {&p->blob, &p->gemm_args};
+    moe_prep_node(p, &kp, prep_params);
+    DRV_CHECK(ctx, api, cuGraphAddKernelNode(&p->node_prep, p->graph, NULL, 0, &kp),
+              "cuGraphAddKernelNode (MoE prep)");
+    memset(&kp, 0, sizeof kp);
+    kp.func = p->fn;
+    kp.gridDimX = p->info.grid;
+    kp.gridDimY = kp.gridDimZ = 1;
+    kp.blockDimX = (unsigned)fam_sm90a.threads(&p->info.variant);
+    kp.blockDimY = kp.blockDimZ = 1;
+    kp.sharedMemBytes = (unsigned)p->dyn_smem;
+    kp.kernelParams = gemm_params;
+    CUgraphNode gemm = NULL;
+    DRV_CHECK(ctx, api, cuGraphAddKernelNode(&gemm, p->graph, &p->node_prep, 1, &kp),
+              "cuGraphAddKernelNode (MoE GEMM)");
+    DRV_CHECK(ctx, api, cuGraphInstantiate(&p->exec, p->graph, 0), "cuGraphInstantiate (MoE)");
+    return NVFP4JIT_OK;
+}
+
 static nvfp4jit_status moe_build(nvfp4jit_moe_plan *p, const drv_api *api) {
     nvfp4jit_weights *w = p->w;
     nvfp4jit_ctx *ctx = w->ctx;
@@ -270,9 +321,10 @@ static nvfp4jit_status moe_build(nvfp4jit_moe_plan *p, const drv_api *api) {
     DRV_CHECK(ctx, api, cuMemAlloc(&p->status, 8), "cuMemAlloc (MoE error word)");
     int32_t st0[2] = {0, INT_MAX};
     DRV_CHECK(ctx, api, cuMemcpyHtoD(p->status, st0, sizeof st0), "cuMemcpyHtoD (MoE error word)");
-    /* {arrived, generation, next tile, 0}: the grid barrier and phase 2's tile counter */
-    DRV_CHECK(ctx, api, cuMemAlloc(&p->barrier, 16), "cuMemAlloc (MoE grid barrier)");
-    DRV_CHECK(ctx, api, cuMemsetD8(p->barrier, 0, 16), "cuMemsetD8 (MoE grid barrier)");
+    /* the call's tile table, written by the prep kernel (16 bytes a tile, worst case) */
+    size_t tb = sm90_moe_table_bytes(v, w->experts, w->n, p->max_rows);
+    DRV_CHECK(ctx, api, cuMemAlloc(&p->tiles, tb), "cuMemAlloc (MoE tile table)");
+    DRV_CHECK(ctx, api, cuMemsetD8(p->tiles, 0, 16), "cuMemsetD8 (MoE tile table)");
     /* the tensor maps inside must be 64-byte aligned (cuTensorMapEncodeTiled's contract;
      * malloc gives 16) */
     unsigned char *host = aligned_alloc(64, (bb + 63) / 64 * 64);
@@ -295,26 +347,37 @@ static nvfp4jit_status moe_build(nvfp4jit_moe_plan *p, const drv_api *api) {
                   "cuFuncSetAttribute (MoE shared memory)");
         p->kernel->dyn_smem_attr = (int)p->dyn_smem;
     }
-    p->info.device_bytes = wsb + bb + 8 + 16;
-    /* persistent grid: as many CTAs as fit on the device at once (small tiles fit several
-     * per SM, and decode needs them: with one per SM decode64-down ran 2x slower than the
-     * grouped act16 call on the H200), at most the tile count's bound (every expert may add
-     * one partial token tile) */
-    int64_t tiles_x = (w->n + v->block_m - 1) / v->block_m;
-    int64_t bound = tiles_x * ((p->max_rows + v->block_n - 1) / v->block_n + w->experts);
-    int sms = ctx->device_sms > 0 ? ctx->device_sms : fam_sm90a.default_sms, per_sm = 0;
-    DRV_CHECK(ctx, api,
-              cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                  &per_sm, p->fn, fam_sm90a.threads(v), p->dyn_smem),
-              "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-    NJ_RETURN_IF(ctx, per_sm < 1, NVFP4JIT_ERR_INVALID_VARIANT,
-                 "the MoE kernel of %d experts does not fit an SM", w->experts);
-    int64_t grid = (int64_t)sms * per_sm;
+    p->fn_prep = p->kernel->fn_prep;
+    p->info.device_bytes = wsb + bb + 8 + tb;
+    /* GEMM grid. act16: one CTA per tile, as many as the worst case has (CTAs past the call's
+     * tiles exit at once). act16p: persistent, as many CTAs as fit on the device at once
+     * (small tiles fit several per SM, and decode needs them: with one per SM decode64-down
+     * ran 2x slower than the grouped act16 call on the H200), at most the worst case. */
+    int64_t bound = sm90_moe_tiles_bound(v, w->experts, w->n, p->max_rows);
     int threads = fam_sm90a.threads(v);
-    if (grid * threads > (1 << 24)) grid = (1 << 24) / threads; /* (a sane bound) */
-    p->info.grid = (unsigned)(bound < grid ? bound : grid);
-    p->info.prep_grid = 0; /* the fused kernel converts the tokens itself */
-    return NVFP4JIT_OK;
+    int64_t grid = bound;
+    if (v->strategy == NVFP4JIT_STRATEGY_ACT16P) {
+        int sms = ctx->device_sms > 0 ? ctx->device_sms : fam_sm90a.default_sms, per_sm = 0;
+        DRV_CHECK(ctx, api,
+                  cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, p->fn, threads,
+                                                              p->dyn_smem),
+                  "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+        NJ_RETURN_IF(ctx, per_sm < 1, NVFP4JIT_ERR_INVALID_VARIANT,
+                     "the MoE kernel of %d experts does not fit an SM", w->experts);
+        if ((int64_t)sms * per_sm < grid) grid = (int64_t)sms * per_sm;
+    }
+    NJ_RETURN_IF(ctx, grid < 1 || grid > INT_MAX, NVFP4JIT_ERR_INVALID_ARG,
+                 "max_rows=%lld: the MoE grid of %lld CTAs is out of range", (long long)p->max_rows,
+                 (long long)grid);
+    p->info.grid = (unsigned)grid;
+    /* prep grid: CTA 0 writes the tile table, the others convert the rows (a grid-stride loop,
+     * at most 8 waves of 8 CTAs per SM: a plan for far more rows than its calls send does
+     * not pay for a launch sized to max_rows) */
+    int sms = ctx->device_sms > 0 ? ctx->device_sms : fam_sm90a.default_sms;
+    int64_t items = p->max_rows * (w->k / 16), prep = (items + 255) / 256;
+    if (prep > (int64_t)sms * 64) prep = (int64_t)sms * 64;
+    p->info.prep_grid = (unsigned)(1 + (prep > 0 ? prep : 1));
+    return moe_graph(p, api);
 }
 
 /* The sm_100a plan's device state (a cc 10.0 device): the constant blob, the error word and
@@ -503,20 +566,34 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_run(nvfp4jit_moe_plan *p,
                      (uint64_t)p->status,
                      (int32_t)p->max_rows,
                      (int32_t)(p->sf_rows > INT_MAX ? INT_MAX : p->sf_rows),
-                     (uint64_t)p->barrier};
-    void *args[] = {&p->blob, &m};
-    /* cooperative: the kernel's grid barrier needs every CTA resident (grid = occupancy).
-     * Where fewer SMs are available than the device has (MPS, green contexts) the launch is
-     * too large: the kernel works with any grid, so halve it (kept for later calls). */
-    for (;;) {
-        CUresult r = api->cuLaunchCooperativeKernel(
-            p->fn, p->info.grid, 1, 1, (unsigned)fam_sm90a.threads(&p->info.variant), 1, 1,
-            (unsigned)p->dyn_smem, (CUstream)stream, args);
-        if (r == CUDA_SUCCESS) break;
-        if (r != CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE || p->info.grid <= 1)
-            return drv_fail(ctx, r, "cuLaunchCooperativeKernel (MoE)");
-        p->info.grid /= 2;
+                     (uint64_t)p->tiles};
+    void *prep_params[] = {&p->blob, &m};
+    CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+    DRV_CHECK(ctx, api, cuStreamIsCapturing((CUstream)stream, &cap), "cuStreamIsCapturing");
+    if (cap != CU_STREAM_CAPTURE_STATUS_NONE) {
+        /* a capture records the two launches, each with its own copy of the parameters
+         * (a graph launched inside a capture would be recorded with the plan's parameters of
+         * the moment, which later calls change) */
+        void *gemm_params[] = {&p->blob, &p->gemm_args};
+        DRV_CHECK(ctx, api,
+                  cuLaunchKernel(p->fn_prep, p->info.prep_grid, 1, 1, 256, 1, 1, 0,
+                                 (CUstream)stream, prep_params, NULL),
+                  "cuLaunchKernel (MoE prep)");
+        DRV_CHECK(ctx, api,
+                  cuLaunchKernel(p->fn, p->info.grid, 1, 1,
+                                 (unsigned)fam_sm90a.threads(&p->info.variant), 1, 1,
+                                 (unsigned)p->dyn_smem, (CUstream)stream, gemm_params, NULL),
+                  "cuLaunchKernel (MoE GEMM)");
+        return NVFP4JIT_OK;
     }
+    if (memcmp(&m, &p->prep_args, sizeof m) != 0) {
+        CUDA_KERNEL_NODE_PARAMS kp;
+        moe_prep_node(p, &kp, prep_params);
+        DRV_CHECK(ctx, api, cuGraphExecKernelNodeSetParams(p->exec, p->node_prep, &kp),
+                  "cuGraphExecKernelNodeSetParams (MoE prep)");
+        p->prep_args = m;
+    }
+    DRV_CHECK(ctx, api, cuGraphLaunch(p->exec, (CUstream)stream), "cuGraphLaunch (MoE)");
     return NVFP4JIT_OK;
 }
 

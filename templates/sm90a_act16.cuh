@@ -26,24 +26,25 @@
 % -- position 8q + 2t + e of its 64-k block, so both operands agree.
 % -- act16p (STRATEGY 2): a persistent grid loops over the tiles; act16: one tile per CTA
 % --
-% -- MoE entry (nvfp4jit_moe_run, act16p only): the GEMM kernel alone with MoeArgs.offsets
-% -- set, launched cooperatively (every CTA resident). The blob is then the plan's constant
-% -- one (per expert: weights and scale maps; one token map over the whole workspace at
-% -- maps[3E]); tokens, token scales, C and the expert offsets are kernel parameters, read
-% -- on the device. Phase 0: offsets copied to shared memory, counts, faults and a tile table
-% -- (first tile of each expert); phase 1: every warp of the grid converts token rows to fp16
-% -- (the prep work; a row's expert found by a binary search in shared memory); a grid
-% -- barrier (words the plan owns: an arrival count reset by the last arrival, a generation
-% -- that only grows, and phase 2's tile counter, reset by the last arrival); phase 2: the GEMM
-% -- over the tile table, each CTA taking its next tile from the counter. One launch per call. Offsets are untrusted: an expert whose rows or scale rows
-% -- leave the buffers is skipped and reported in MoeArgs.status.
+% -- MoE call (nvfp4jit_moe_run): the same two kernels with MoeArgs set, launched as one CUDA
+% -- graph of two kernel nodes (src/moe.c). The blob is then the plan's constant one (per expert:
+% -- weights and scale maps; one token map over the whole workspace at maps[3E]); tokens, token
+% -- scales, C and the expert offsets are the prep kernel's parameters, read on the device. The
+% -- prep kernel's CTA 0 validates every expert's offsets and writes the call's tile table into
+% -- plan memory (MoeArgs.tiles: {num_tiles, next-tile counter = 0, C}, then {expert, weight
+% -- tile, first row, end row} per tile, in the grouped blob's order); its other CTAs convert the
+% -- token rows. The GEMM kernel's MoeArgs holds only the table's address: it reads the tile
+% -- count, C and its tiles there. act16: one CTA per tile over a grid sized for the worst case
+% -- (CTAs past the count exit at once); act16p: a persistent grid, each CTA's first tile its
+% -- blockIdx, the next ones from the counter (a CTA takes a tile when it is ready for one, as
+% -- the hardware hands out CTAs; static striding ran the decode sets 3-9 % slower than act16
+% -- on the H200). Offsets
+% -- are untrusted: an expert whose rows or scale rows leave the buffers is skipped and reported
+% -- in MoeArgs.status; row faults (negative, decreasing, past max_rows) void the whole call.
 % local PERSIST = (STRATEGY == 2)
 % local TILE_LOOP = PERSIST and "  for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {"
 %             or "  { const int ti = blockIdx.x; (void)num_tiles;"
 % local WG = BLOCK_M // 64
-% -- MoE phase 1: token items per lane in flight. (16 on the wide-token act16p variants was
-% -- measured once, without a same-run comparison, and made 192x96x64:s6:act16p spill 8 bytes.)
-% local PREP = 4
 % local ACC = BLOCK_N // 2
 % -- 128-row scale blocks a weight tile touches (it starts at 0 or 64 inside a block; fam_sm90.c)
 % local SFB_BLK = ((BLOCK_M % 128 == 0 and 0 or 64) + BLOCK_M + 127) // 128
@@ -70,16 +71,16 @@ struct GroupDesc {           // 64 bytes
 };
 struct __align__(64) TmaDesc { u64 opaque[16]; };  // CUtensorMap; per group: tokens, weights, weight scales
 struct Tile { int group, tx, ty, pad; };           // tx: weight tile, ty: token tile
-struct MoeArgs {             // 64 bytes (src/family.h nj_moe_args); offsets == 0: the grouped call
+struct MoeArgs {             // 64 bytes (src/family.h nj_moe_args); all 0: the grouped call
   u64 a, sfa, c;             // tokens [max_rows, K/2], token scales, C [max_rows, N] fp16
-  const int *offsets;        // expert e owns rows offsets[e] .. offsets[e+1]-1
+  const int *offsets;        // expert e owns rows offsets[e] .. offsets[e+1]-1 (prep kernel only)
   const int *sf_offsets;     // expert e's scales start at scale row sf_offsets[e] (128 | it)
   int *status;               // {fault bits, lowest faulty expert}: raised here, cleared by the host
   int max_rows, sf_rows;     // rows of A, C and the workspace; rows of the token-scale buffer
-  unsigned *barrier;          // the fused MoE kernel's {arrived, generation, next tile, 0}
+  int4 *tiles;               // the call's tile table (plan memory): written by prep, read by the GEMM
 };
 % local TILE_OF = SMEM_TILE_OF          -- act16p: the tile of each stage (an int each)
-% local MOE_OFF = SMEM_MOE_OFF          -- MoE tile table, after the mbarriers and TILE_OF
+% local MOE_OFF = SMEM_MOE_OFF          -- the end of the layout
 
 // offsetof for the static_asserts below: NVRTC has no <cstddef>; __INTADDR__ is its front
 // end's (EDG) constant address-of-member; host compilers (the tests' emulator) have the builtin.
@@ -106,7 +107,7 @@ static_assert(${W_OFF} == ${STAGES} * ${TOK_BYTES} && ${SF_OFF} == ${W_OFF} + ${
               ${BAR_OFF} == ${SF_OFF} + ${STAGES} * ${SF_BYTES} && ${BAR_OFF} % 8 == 0,
               "rings in order (tokens, weights, scales), then 8-byte aligned mbarriers");
 static_assert(${TILE_OF} == ${BAR_OFF} + 16 * ${STAGES} && ${MOE_OFF} == ${TILE_OF} + 4 * ${STAGES},
-              "the stages' tile words follow the 2 x STAGES mbarriers, the MoE tables follow them");
+              "the stages' tile words follow the 2 x STAGES mbarriers");
 static_assert(${MOE_OFF} + 1023 <= ${DYN_SMEM},
               "the layout and its 1024-byte alignment slack fit the launch's shared memory");
 
@@ -136,7 +137,7 @@ static __device__ __forceinline__ void dec8(u32 w, u32 s2, u32 *o) {
 }
 static __device__ __forceinline__ u32 scale_f16x2(u32 sb) { return e4m3x2_to_f16x2(sb | (sb << 8)); }
 
-// Expert e of a MoE call (offsets and scale offsets as copied to shared memory): its row
+// Expert e of a MoE call (offsets and scale offsets as the caller wrote them): its row
 // count, or minus the fault bits (1: offsets negative or decreasing, 2: rows past max_rows, 4: scale
 // offset not a multiple of 128 or scale rows past sf_rows) when it must be skipped.
 static __device__ __forceinline__ int moe_expert(const MoeArgs &p, const int *offs,
@@ -169,11 +170,92 @@ static __device__ __forceinline__ void prep_item(const unsigned char *a, const u
   for (int i = 0; i < 8; i++) *(u32 *)(dst + 16 * i) = o[i];
 }
 
+// ---- MoE: the prep kernel's CTA 0 writes the call's tile table ----
+// Counts and faults of every expert (each faulty expert reported), then a block-wide scan of
+// the experts' tile counts in rounds of 256 and each expert's entries, weight tile outer as in
+// the grouped blob. Monotone offsets inside [0, max_rows] bound the count by the table's size,
+// tiles_x * (ceil(max_rows / BLOCK_N) + E) (src/moe.c allocates that many); entries past it
+// are dropped all the same (offsets changed under the call by another writer).
+static __device__ __noinline__ void moe_tiles(const GroupDesc *groups, int E, const MoeArgs &p) {
+  __shared__ int warp_sum[8];
+  const int tid = threadIdx.x, lane = tid % 32, w = tid / 32;
+  int row_fault = 0;
+  for (int e = tid; e < E; e += 256) {
+    const int cnt = moe_expert(p, p.offsets, p.sf_offsets, e);
+    if (cnt < 0) {
+      moe_fault(p, e, -cnt);
+      row_fault |= cnt == -1 || cnt == -2;
+    }
+  }
+  const int bad = __syncthreads_or(row_fault);
+  const int tiles_x = (groups[0].n + ${BLOCK_M - 1}) / ${BLOCK_M};
+  const long long cap = (long long)tiles_x * ((p.max_rows + ${BLOCK_N - 1}) / ${BLOCK_N} + E);
+  long long done = 0;
+  for (int b = 0; !bad && b < E; b += 256) {
+    const int e = b + tid;
+    const int cnt = e < E ? moe_expert(p, p.offsets, p.sf_offsets, e) : 0;
+    const int ty_n = cnt > 0 ? (cnt + ${BLOCK_N - 1}) / ${BLOCK_N} : 0, n = tiles_x * ty_n;
+    int x = n;   // inclusive scan over the warp, then over the warps
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+      const int y = __shfl_up_sync(0xFFFFFFFFu, x, d);
+      if (lane >= d) x += y;
+    }
+    if (lane == 31) warp_sum[w] = x;
+    __syncthreads();
+    long long first = done + x - n, total = 0;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+      if (i < w) first += warp_sum[i];
+      total += warp_sum[i];
+    }
+    __syncthreads();   // (warp_sum is reused by the next round)
+    if (n > 0 && first + n <= cap) {
+      const int r0 = p.offsets[e];
+      int4 *dst = p.tiles + 1 + first;
+      for (int tx = 0; tx < tiles_x; tx++)
+        for (int ty = 0; ty < ty_n; ty++)
+          dst[tx * ty_n + ty] = int4{e, tx, r0 + ty * ${BLOCK_N}, r0 + cnt};
+    }
+    done += total;
+  }
+  if (tid == 0) {
+    p.tiles[0] = int4{bad ? 0 : (int)min(done, cap), 0, (int)(unsigned)p.c, (int)(unsigned)(p.c >> 32)};
+  }
+}
+
+// ---- MoE: the prep kernel's other CTAs convert the token rows (one item per thread, over
+// the rows up to the last offset; a row's expert by a binary search of the offsets, which
+// the warp's threads share: 32 neighbouring items are mostly one row) ----
+static __device__ __forceinline__ void moe_prep(const GroupDesc *groups, int E, const MoeArgs &p) {
+  const int K = groups[0].k, per_row = K / 16;
+  const int rows = max(0, min(p.offsets[E], p.max_rows)), items = rows * per_row;
+  unsigned char *ws = (unsigned char *)groups[0].ws;
+  for (int item = (blockIdx.x - 1) * 256 + threadIdx.x; item < items;
+       item += (gridDim.x - 1) * 256) {
+    const int r = item / per_row, j = item - r * per_row;
+    int lo = 0, hi = E - 1;   // the last expert whose first row is <= r
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (p.offsets[mid] <= r) lo = mid; else hi = mid - 1;
+    }
+    const int cnt = moe_expert(p, p.offsets, p.sf_offsets, lo), r0 = p.offsets[lo];
+    if (cnt <= 0 || r < r0 || r >= r0 + cnt) continue;   // no expert owns it (or a faulty one)
+    prep_item((const unsigned char *)p.a + (long long)r0 * (K / 2),
+              (const unsigned char *)p.sfa + (long long)p.sf_offsets[lo] * (K / 16),
+              ws + (long long)r0 * K * 2, r - r0, j, K);
+  }
+}
+
 extern "C" __global__ void __launch_bounds__(256)
 ${KERNEL_NAME}_prep(const unsigned char *__restrict__ blob, const MoeArgs moe) {
   const BlobHeader *hdr = (const BlobHeader *)blob;
   const GroupDesc *groups = (const GroupDesc *)(blob + hdr->groups_off);
-  if (moe.offsets) return;   // the MoE call converts its tokens in the fused kernel
+  if (moe.offsets) {
+    if (blockIdx.x == 0) moe_tiles(groups, hdr->num_groups, moe);
+    else moe_prep(groups, hdr->num_groups, moe);
+    return;
+  }
   const int item = blockIdx.x * 256 + threadIdx.x;
   if (item >= hdr->prep_items) return;
   // last group whose first item is <= item (empty groups share their successor's prep0)
@@ -260,136 +342,20 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
   const Tile *tiles = (const Tile *)(blob + hdr->tiles_off);
   int num_tiles = hdr->num_tiles;
   const int E = hdr->num_groups;
-  int *tab = (int *)(smem + ${MOE_OFF});   // MoE: tab[e] = first tile of expert e, tab[E] = all
-  // Tiles blockIdx.x, + gridDim.x, ...: one per CTA when the grid has one CTA per tile; with
-  // a persistent grid (strategy act16p: as many CTAs as SMs) the producer runs on into the
-  // next tile's stages while the consumers store the previous tile. The ring's stage and
-  // phase follow `it`, the CTA's k-step count over all its tiles.
+  // MoE: the tile table the prep kernel wrote for this call: the tile count and C in its
+  // first entry; the grid is the worst case's, so CTAs past the count have nothing to do
+  int4 *moe_tab = moe.tiles;
+  unsigned short *moe_c = nullptr;
+  if (moe_tab) {
+    const int4 h = moe_tab[0];
+    num_tiles = h.x;
+    moe_c = (unsigned short *)(((u64)(unsigned)h.w << 32) | (unsigned)h.z);
+% if not PERSIST then
+    if ((int)blockIdx.x >= num_tiles) return;
+% end
+  }
   const int tid = threadIdx.x, wg = tid / 128;   // wg == ${WG}: the producer warp
   const u32 full0 = smem_u32(smem + ${BAR_OFF}), empty0 = full0 + ${8 * STAGES};
-  int *offs = tab + E + 1, *sofs = offs + E + 1, *cnts = sofs + E;   // MoE: copies, counts
-  int moe_void = 0;   // MoE: offsets not monotone inside [0, max_rows]: the call does nothing
-  if (moe.offsets) {
-    // Phase 0: the offsets, copied to shared memory once (coalesced), then each expert's
-    // count (or fault) and tiles (weight tiles outer, as in the grouped blob), and a prefix
-    // sum by warp 0. Every later lookup (phase 1's row -> expert search, phase 2's tile ->
-    // expert search) reads shared memory: searching the offsets in global memory made each
-    // step a dependent load (measured: phase 1 took 11-28 us on the H200, bench/RESULTS.md).
-    // Row faults (negative, decreasing or past max_rows offsets) void the whole call: only
-    // monotone offsets make the experts disjoint (and bound the tile count the host checked);
-    // a scale-offset fault skips its expert only.
-    for (int e = tid; e <= E; e += ${THREADS}) {
-      offs[e] = moe.offsets[e];
-      if (e < E) sofs[e] = moe.sf_offsets[e];
-    }
-    __syncthreads();
-    const int tiles_x = (groups[0].n + ${BLOCK_M - 1}) / ${BLOCK_M};
-    int row_fault = 0;
-    for (int e = tid; e < E; e += ${THREADS}) {
-      const int cnt = moe_expert(moe, offs, sofs, e);
-      if (cnt < 0 && blockIdx.x == 0) moe_fault(moe, e, -cnt);
-      row_fault |= cnt == -1 || cnt == -2;
-      cnts[e] = cnt;
-      tab[e + 1] = cnt > 0 ? tiles_x * ((cnt + ${BLOCK_N - 1}) / ${BLOCK_N}) : 0;
-    }
-    moe_void = __syncthreads_or(row_fault);
-    if (tid < 32) {
-      int carry = 0;
-      for (int b = 0; b < E; b += 32) {
-        int x = b + tid < E ? tab[b + tid + 1] : 0;
-#pragma unroll
-        for (int d = 1; d < 32; d *= 2) {
-          const int y = __shfl_up_sync(0xFFFFFFFFu, x, d);
-          if (tid >= d) x += y;
-        }
-        if (b + tid < E) tab[b + tid + 1] = x + carry;
-        carry += __shfl_sync(0xFFFFFFFFu, x, 31);
-      }
-      if (tid == 0) tab[0] = 0;
-    }
-    __syncthreads();
-    // Phase 1: the whole grid converts the tokens, then waits for every CTA. The fp16 tokens
-    // are written by ordinary stores (generic proxy) and read by TMA (async proxy) in other
-    // CTAs: fence.proxy.async.global orders them for the async proxy (PTX ISA "Memory
-    // consistency model: proxies"), fences and the release/acquire pair on the barrier words
-    // across CTAs (as cooperative groups' grid sync does). The launch is cooperative, so every
-    // CTA is resident and the spin cannot wait for a CTA that never starts. Barrier: each CTA
-    // reads the generation, then arrives; the last arrival resets the count and bumps the
-    // generation, which releases the others (no division: a 64-bit one is a subroutine call,
-    // and calls serialise wgmma, C7509). Every CTA takes part in the barrier, voided or not.
-    // Work unit: 32 x PREP items (16 values each) of one token row, rows up to the last
-    // offset only; unit u goes to CTA u % grid (so the rows spread over every SM: one row per
-    // warp in CTA order left the work on the first CTAs, and phase 1 took 15-26 us on
-    // decode64). The unit's expert is searched once in shared memory, then each lane loads
-    // its PREP items before any store (a load after a store through char pointers cannot be
-    // hoisted: one DRAM round trip per item). (The persistent grid has few warps per SM, 9 on
-    // 128x128 tiles against 64 for the grouped call's prep kernel: more loads in flight per
-    // lane is the open lever here.)
-    const int K = groups[0].k, per_row = K / 16, lane = tid % 32;
-    const int rows = moe_void ? 0 : min(offs[E], moe.max_rows);
-    const int chunks = (per_row + ${32 * PREP - 1}) / ${32 * PREP}, units = rows * chunks;
-    for (int u = blockIdx.x + gridDim.x * (tid / 32); u < units;
-         u += gridDim.x * ${THREADS // 32}) {
-      const int r = u / chunks, j0 = (u - r * chunks) * ${32 * PREP} + lane;
-      int lo = 0, hi = E - 1;
-      while (lo < hi) {
-        const int mid = (lo + hi + 1) / 2;
-        if (offs[mid] <= r) lo = mid; else hi = mid - 1;
-      }
-      const int cnt = cnts[lo], r0 = offs[lo];
-      if (cnt <= 0 || r < r0 || r >= r0 + cnt) continue;   // no expert owns it (or a faulty one)
-      const unsigned char *a = (const unsigned char *)moe.a + (long long)r * (K / 2);
-      const int m = r - r0;   // the row inside its expert's scale block
-      const unsigned char *sfa = (const unsigned char *)moe.sfa + (long long)sofs[lo] * (K / 16) +
-                                 (m / 128) * (K / 64) * 512 + (m % 32) * 16 + ((m % 128) / 32) * 4;
-      unsigned char *ws = (unsigned char *)groups[0].ws + (long long)r * K * 2;
-      uint2 q[${PREP}];
-      u32 sb[${PREP}];
-#pragma unroll
-      for (int i = 0; i < ${PREP}; i++) {
-        const int j = j0 + 32 * i;
-        if (j < per_row) {
-          q[i] = *(const uint2 *)(a + j * 8);
-          sb[i] = sfa[(j / 4) * 512 + (j % 4)];
-        }
-      }
-#pragma unroll
-      for (int i = 0; i < ${PREP}; i++) {
-        const int j = j0 + 32 * i;
-        if (j < per_row) {
-          const u32 s2 = scale_f16x2(sb[i]);
-          u32 o[8];
-          dec8(q[i].x, s2, o);
-          dec8(q[i].y, s2, o + 4);
-          // pair q -> logical k 8q + 2t (+1) of the 64-k block: byte offset 16q + 4t
-          unsigned char *dst = ws + (j / 4) * 128 + (j % 4) * 4;
-#pragma unroll
-          for (int v = 0; v < 8; v++) *(u32 *)(dst + 16 * v) = o[v];
-        }
-      }
-    }
-    asm volatile("fence.proxy.async.global;" ::: "memory");
-    __syncthreads();
-    if (tid == 0) {
-      unsigned gen, old, now;
-      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(gen) : "l"(moe.barrier + 1) : "memory");
-      __threadfence();
-      asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], 1;" : "=r"(old) : "l"(moe.barrier) : "memory");
-      if (old == gridDim.x - 1) {
-        // (phase 2's tile counter: tiles below gridDim.x are each CTA's first, by blockIdx)
-        asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" :: "l"(moe.barrier + 2), "r"(gridDim.x) : "memory");
-        asm volatile("st.relaxed.gpu.global.u32 [%0], 0;" :: "l"(moe.barrier) : "memory");
-        asm volatile("st.release.gpu.global.u32 [%0], %1;" :: "l"(moe.barrier + 1), "r"(gen + 1) : "memory");
-      } else {
-        for (;;) {
-          asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(now) : "l"(moe.barrier + 1) : "memory");
-          if (now != gen) break;
-          __nanosleep(64);
-        }
-      }
-      __threadfence();
-    }
-  }
   if (tid == 0) {
     for (int s = 0; s < ${STAGES}; s++) {
       mbar_init(full0 + 8 * s, 1);                // the producer's arrive.expect_tx
@@ -398,28 +364,21 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
-  if (moe.offsets) num_tiles = moe_void ? 0 : tab[E];
   // The tile's group (MoE: expert), weight and token tile, its first token row in the token
   // map, its token count and C.
   auto tile_at = [&](int ti) -> TileInfo {
     TileInfo r;
-    if (!moe.offsets) {
+    if (!moe_tab) {
       const Tile t = tiles[ti];
       r.group = t.group; r.tx = t.tx; r.ty = t.ty; r.row0 = 0; r.tok_map = ${BLOB_GROUP_MAPS} * t.group;
       r.m = groups[t.group].m;
       r.c = (unsigned short *)groups[t.group].c;
       return r;
     }
-    int lo = 0, hi = E - 1;   // the last expert whose first tile is <= ti
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) / 2;
-      if (tab[mid] <= ti) lo = mid; else hi = mid - 1;
-    }
-    const int cnt = cnts[lo], r0 = offs[lo];   // > 0: it has tiles
-    const int ty_n = (cnt + ${BLOCK_N - 1}) / ${BLOCK_N}, local = ti - tab[lo];
-    r.group = lo; r.tx = local / ty_n; r.ty = local % ty_n; r.row0 = r0; r.tok_map = ${BLOB_GROUP_MAPS} * E;
-    r.m = cnt;
-    r.c = (unsigned short *)moe.c + (long long)r0 * groups[lo].n;
+    const int4 t = moe_tab[1 + ti];   // {expert, weight tile, first row, end row}
+    r.group = t.x; r.tx = t.y; r.ty = 0; r.row0 = t.z; r.tok_map = ${BLOB_GROUP_MAPS} * E;
+    r.m = t.w - t.z;
+    r.c = moe_c + (long long)t.z * groups[t.x].n;
     return r;
   };
 
@@ -427,21 +386,15 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
     // ---- producer ----
     if (tid == ${WG * 128}) {
       const u32 base = smem_u32(smem);
-      // MoE: the fp16 tokens were written by other CTAs' generic stores before the grid
-      // barrier; order them before this thread's TMA (async proxy) reads as well.
-      if (moe.offsets) asm volatile("fence.proxy.async.global;" ::: "memory");
       int it = 0;
 % if PERSIST then
       // act16p: the producer picks the tiles and tells the consumers through TILE_OF[slot] of
       // each tile's first stage (written before the stage's arrive, which releases it to the
-      // consumers' wait); -1 after the last tile ends them. MoE: after each CTA's first tile
-      // (its blockIdx), the next one comes from a counter the grid barrier reset: a CTA takes
-      // a tile when it is ready for one, as the hardware hands out CTAs of a launch with one
-      // CTA per tile (static striding ran the decode sets 3-9 % slower than act16 on the H200).
+      // consumers' wait); -1 after the last tile ends them.
       int *tile_of = (int *)(smem + ${TILE_OF});
       int ti = blockIdx.x;
       while (ti < num_tiles) {
-        const int next = moe.offsets ? (int)atomicAdd(moe.barrier + 2, 1u) : ti + (int)gridDim.x;
+        const int next = moe_tab ? (int)gridDim.x + atomicAdd((int *)&moe_tab[0].y, 1) : ti + (int)gridDim.x;
 % else
 ${TILE_LOOP}
 % end

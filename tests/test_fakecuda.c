@@ -40,6 +40,7 @@ static struct {
     char func[128];
     uint64_t blob;
     nj_moe_args moe;
+    nj_moe_args prep; /* the act16 prep kernel's (blob, MoeArgs) */
     unsigned char amap[128]; /* the sm_100a MoE entry's token map */
     int nparams;
     long n;
@@ -77,6 +78,8 @@ static void hook(const char *func, void **params, int nparams, void *user) {
         if (nparams >= 2) memcpy(&seen.moe, params[1], sizeof seen.moe);
         else memset(&seen.moe, 0, sizeof seen.moe);
         if (exec_gemm && !seen.moe.status) run_on_cpu(seen.blob, nparams >= 2);
+    } else if (!strcmp(func, NJ_KERNEL_NAME "_prep") && nparams == 2) {
+        memcpy(&seen.prep, params[1], sizeof seen.prep);
     } else if (!strcmp(func, NJ_KERNEL_NAME "_moe") && nparams == 3) {
         memcpy(&seen.blob, params[0], 8); /* sm_100a MoE: (blob, MoeArgs, token map) */
         memcpy(&seen.moe, params[1], sizeof seen.moe);
@@ -476,23 +479,45 @@ static void t_moe(void) {
     nvfp4jit_weights *w = NULL;
     REQUIRE(nvfp4jit_weights_create(ctx, NVFP4JIT_ARCH_SM90A, &d, &w) == NVFP4JIT_OK);
     nvfp4jit_variant v = ACT16P;
-    v.strategy = NVFP4JIT_STRATEGY_ACT16; /* runs as its act16p twin */
+    v.strategy = NVFP4JIT_STRATEGY_ACT16; /* one CTA per tile, the worst case's grid */
     nvfp4jit_moe_plan *mp = NULL;
     REQUIRE(nvfp4jit_moe_plan_create(w, 256, &v, &mp) == NVFP4JIT_OK);
     nvfp4jit_moe_info info;
     REQUIRE(nvfp4jit_moe_plan_info(mp, &info) == NVFP4JIT_OK);
-    CHECK(info.variant.strategy == NVFP4JIT_STRATEGY_ACT16P && info.choice == NVFP4JIT_CHOICE_FORCED);
-    CHECK(info.grid > 0 && info.device_bytes == 256 * 128 * 2 + sm90_moe_blob_size(E) + 8 + 16);
+    CHECK(info.variant.strategy == NVFP4JIT_STRATEGY_ACT16 && info.choice == NVFP4JIT_CHOICE_FORCED);
+    /* 64-row weight tiles: 1 x (256/32 + 4) tiles at most; prep: CTA 0 + 256 x 8 items / 256 */
+    CHECKF(info.grid == 12 && info.prep_grid == 1 + 8, "grid %u, prep grid %u", info.grid,
+           info.prep_grid);
+    size_t table = sm90_moe_table_bytes(&info.variant, E, 64, 256);
+    CHECK(table == 16 * 13);
+    CHECK(info.device_bytes == 256 * 128 * 2 + sm90_moe_blob_size(E) + 8 + table);
     CHECK(info.sms == 132); /* the fake device's count, looked up at plan creation */
     nvfp4jit_moe_call call = {mb.a, mb.sfa, mb.c, mb.off, mb.sfoff};
     fakecuda_stats a = stats();
+    long setp = fk.calls("cuGraphExecKernelNodeSetParams"), plain = fk.calls("cuLaunchKernel");
     REQUIRE(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_OK);
     fakecuda_stats b = stats();
-    CHECK(b.coop_launches == a.coop_launches + 1 && b.grid[0] == info.grid);
-    /* a MoE call: one launch, nothing else (no copy, no allocation, no wait) */
+    /* a MoE call: one graph launch of the prep and GEMM nodes, nothing else (no copy, no
+     * allocation, no wait, no plain launch) */
+    CHECK(b.graph_launches == a.graph_launches + 1 && b.launches == a.launches + 2);
+    CHECK(b.coop_launches == a.coop_launches && fk.calls("cuLaunchKernel") == plain);
     CHECK(b.syncs == a.syncs && b.htod_copies == a.htod_copies && b.memsets == a.memsets &&
           b.live_dev_allocs == a.live_dev_allocs);
-    CHECK(seen.moe.a == mb.a && seen.moe.offsets == mb.off && seen.moe.max_rows == 256);
+    CHECK(!strcmp(b.func, NJ_KERNEL_NAME) && b.grid[0] == info.grid);
+    /* the prep node carries the call; the GEMM node only the plan's tile table */
+    CHECK(seen.prep.a == mb.a && seen.prep.offsets == mb.off && seen.prep.c == mb.c &&
+          seen.prep.max_rows == 256 && seen.prep.tiles != 0);
+    CHECK(seen.moe.a == 0 && seen.moe.offsets == 0 && seen.moe.c == 0 &&
+          seen.moe.tiles == seen.prep.tiles && seen.moe.max_rows == 256);
+    CHECK(fk.calls("cuGraphExecKernelNodeSetParams") == setp + 1);
+    /* the same call again: the instantiated node already holds it */
+    REQUIRE(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_OK);
+    CHECK(fk.calls("cuGraphExecKernelNodeSetParams") == setp + 1);
+    /* another C: the node is updated, and the replay sees it */
+    nvfp4jit_moe_call call2 = call;
+    call2.c = mb.c + 64 * 2;
+    REQUIRE(nvfp4jit_moe_run(mp, &call2, NULL) == NVFP4JIT_OK);
+    CHECK(fk.calls("cuGraphExecKernelNodeSetParams") == setp + 2 && seen.prep.c == call2.c);
     /* the blob: every expert's weight map, the token map over the whole workspace */
     const unsigned char *blob = (const unsigned char *)(uintptr_t)seen.blob;
     uint64_t maps_off;
@@ -504,26 +529,51 @@ static void t_moe(void) {
     int ex = 7;
     CHECK(nvfp4jit_moe_plan_check(mp, &ex) == NVFP4JIT_OK && ex == -1);
     int32_t planted[2] = {1 | 4, 2};
-    memcpy((void *)(uintptr_t)seen.moe.status, planted, sizeof planted);
+    memcpy((void *)(uintptr_t)seen.prep.status, planted, sizeof planted);
     CHECK(nvfp4jit_moe_plan_check(mp, &ex) == NVFP4JIT_ERR_INVALID_PROBLEM && ex == 2);
     const char *msg = nvfp4jit_last_error(ctx);
     CHECKF(strstr(msg, "expert 2") && strstr(msg, "negative or decreasing") &&
                strstr(msg, "scale offset") && !strstr(msg, "past max_rows"),
            "%s", msg);
     CHECK(nvfp4jit_moe_plan_check(mp, &ex) == NVFP4JIT_OK); /* cleared */
-    /* a cooperative launch too large (fewer SMs available): the grid is halved and kept */
-    CHECK(fk.fail("cuLaunchCooperativeKernel:1:720") == 0); /* COOPERATIVE_LAUNCH_TOO_LARGE */
-    CHECK(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_OK);
-    nvfp4jit_moe_info i2;
-    nvfp4jit_moe_plan_info(mp, &i2);
-    CHECK(i2.grid == info.grid / 2 && stats().grid[0] == i2.grid);
-    /* another launch failure is an error with its name */
-    fk.fail("cuLaunchCooperativeKernel:1");
+    /* a failed update: an error with its name, and the next call updates the node again */
+    fk.fail("cuGraphExecKernelNodeSetParams:1");
     CHECK(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_ERR_CUDA);
-    CHECK(strstr(nvfp4jit_last_error(ctx), "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES") != NULL);
+    CHECK(strstr(nvfp4jit_last_error(ctx), "cuGraphExecKernelNodeSetParams") != NULL);
     fk.fail(NULL);
+    setp = fk.calls("cuGraphExecKernelNodeSetParams");
+    CHECK(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_OK && seen.prep.c == call.c);
+    CHECK(fk.calls("cuGraphExecKernelNodeSetParams") == setp + 1);
+    /* a failed graph launch is an error with its name */
+    fk.fail("cuGraphLaunch:1");
+    CHECK(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_ERR_CUDA);
+    CHECK(strstr(nvfp4jit_last_error(ctx), "cuGraphLaunch") != NULL);
+    fk.fail(NULL);
+    /* a capture records the two kernels as plain launches with this call's pointers (not the
+     * plan's graph, whose prep node later calls change) */
+    const drv_api *api = fk.api;
+    CUstream st;
+    REQUIRE(api->cuStreamCreate(&st, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+    a = stats();
+    REQUIRE(api->cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL) == CUDA_SUCCESS);
+    CHECK(nvfp4jit_moe_run(mp, &call2, st) == NVFP4JIT_OK);
+    CUgraph g = NULL;
+    CHECK(api->cuStreamEndCapture(st, &g) == CUDA_SUCCESS && g);
+    b = stats();
+    CHECK(b.captured_nodes == a.captured_nodes + 2 && b.graph_launches == a.graph_launches &&
+          b.launches == a.launches);
+    if (g) api->cuGraphDestroy(g);
+    api->cuStreamDestroy(st);
     call.a += 8;
     CHECK(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_ERR_INVALID_ARG);
+    nvfp4jit_moe_plan_destroy(mp);
+    /* act16p: a persistent grid, the CTAs that fit on the device, at most the worst case */
+    REQUIRE(nvfp4jit_moe_plan_create(w, 1 << 16, &ACT16P, &mp) == NVFP4JIT_OK);
+    nvfp4jit_moe_plan_info(mp, &info);
+    CHECKF(info.variant.strategy == NVFP4JIT_STRATEGY_ACT16P && info.grid % 132 == 0 &&
+               info.grid < sm90_moe_tiles_bound(&info.variant, E, 64, 1 << 16),
+           "grid %u", info.grid);
+    CHECK(nvfp4jit_moe_run(mp, &call2, NULL) == NVFP4JIT_OK && stats().grid[0] == info.grid);
     nvfp4jit_moe_plan_destroy(mp);
     nvfp4jit_weights_destroy(w);
     fakecuda_stats e = stats();
@@ -1007,7 +1057,7 @@ static void t_faults_moe(void) {
     REQUIRE(nvfp4jit_weights_create(ctx, NVFP4JIT_ARCH_SM90A, &d, &w) == NVFP4JIT_OK);
     run_args r = {NULL, NULL, ctx, w, NULL, &ACT16P};
     static const char *const what[] = {"MoE token workspace", "MoE blob", "MoE error word",
-                                       "MoE grid barrier"};
+                                       "MoE tile table"};
     for (int i = 0; i < 4; i++) {
         char spec[64];
         snprintf(spec, sizeof spec, "cuMemAlloc:%d", i + 1);
@@ -1028,6 +1078,12 @@ static void t_faults_moe(void) {
     expect_fail("cuOccupancyMaxActiveBlocksPerMultiprocessor:1", do_moe_create, &r,
                 NVFP4JIT_ERR_CUDA, "CUDA_ERROR_UNKNOWN",
                 "cuOccupancyMaxActiveBlocksPerMultiprocessor", ctx);
+    expect_fail("cuGraphCreate:1", do_moe_create, &r, NVFP4JIT_ERR_CUDA, "CUDA_ERROR_UNKNOWN",
+                "cuGraphCreate (MoE)", ctx);
+    expect_fail("cuGraphAddKernelNode:2", do_moe_create, &r, NVFP4JIT_ERR_CUDA,
+                "CUDA_ERROR_UNKNOWN", "cuGraphAddKernelNode (MoE GEMM)", ctx);
+    expect_fail("cuGraphInstantiate:1", do_moe_create, &r, NVFP4JIT_ERR_CUDA,
+                "CUDA_ERROR_UNKNOWN", "cuGraphInstantiate (MoE)", ctx);
     fakecuda_stats e = stats();
     CHECK(same_live(&base, &e));
     /* and then it works */
@@ -1219,7 +1275,8 @@ static void t_faults_sweep_capture_moe(void) {
         "cuModuleLoadData", "cuMemAlloc", "cuMemAllocHost", "cuMemcpyHtoDAsync",
         "cuTensorMapEncodeTiled", "cuLaunchKernel", "cuStreamCreate", "cuStreamSynchronize",
         "cuThreadExchangeStreamCaptureMode", "cuStreamIsCapturing", "cuMemcpyHtoD",
-        "cuMemsetD8", "cuFuncSetAttribute", "cuOccupancyMaxActiveBlocksPerMultiprocessor"};
+        "cuMemsetD8", "cuFuncSetAttribute", "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+        "cuGraphCreate", "cuGraphAddKernelNode", "cuGraphInstantiate"};
     gset s;
     REQUIRE(gset_make(&s, SHAPES, 3) == 0);
     moe_bufs mb;

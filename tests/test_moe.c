@@ -343,6 +343,7 @@ static void moe_small(void) {
     static const int c1[8] = {5, 0, 17, 130, 1, 0, 64, 9};
     static const int c2[8] = {30, 2, 0, 100, 7, 50, 1, 0};
     static const char *const force[] = {NULL, "sm90a:128x64x64:s4:swap:act16",
+                                        "sm90a:64x8x64:s2:swap:act16",
                                         "sm90a:64x8x64:s2:swap:act16p",
                                         "sm90a:192x8x64:s3:swap:act16p"};
     moe_case c;
@@ -389,6 +390,24 @@ static void moe_small(void) {
             CHECK(api->cuGraphLaunch(ge, st) == CUDA_SUCCESS);
             CHECK(api->cuStreamSynchronize(st) == CUDA_SUCCESS);
             CHECKF(mc_check(api, &c, label, NULL) == 0, "[%s] graph replay %d", vn, round);
+            /* an eager call into another C between replays (it updates the plan's own graph):
+             * right there, and the next replay still writes the captured C */
+            CUdeviceptr dc = c.dc, dc2 = 0;
+            CHECK(api->cuMemAlloc(&dc2, (size_t)(c.max_rows * c.n * 2)) == CUDA_SUCCESS);
+            CHECK(api->cuMemsetD8(dc2, 0xFF, (size_t)(c.max_rows * c.n * 2)) == CUDA_SUCCESS);
+            nvfp4jit_moe_call other = mc_call(&c);
+            other.c = dc2;
+            CHECK(nvfp4jit_moe_run(p, &other, st) == NVFP4JIT_OK);
+            CHECK(api->cuStreamSynchronize(st) == CUDA_SUCCESS);
+            c.dc = dc2;
+            CHECKF(mc_check(api, &c, label, NULL) == 0, "[%s] eager call into another C", vn);
+            c.dc = dc;
+            CHECK(api->cuMemsetD8(c.dc, 0xFF, (size_t)(c.max_rows * c.n * 2)) == CUDA_SUCCESS);
+            CHECK(api->cuGraphLaunch(ge, st) == CUDA_SUCCESS);
+            CHECK(api->cuStreamSynchronize(st) == CUDA_SUCCESS);
+            CHECKF(mc_check(api, &c, label, NULL) == 0, "[%s] replay %d after an eager call", vn,
+                   round);
+            if (dc2) api->cuMemFree(dc2);
         }
         if (ge) api->cuGraphExecDestroy(ge);
         if (g) api->cuGraphDestroy(g);
@@ -693,7 +712,7 @@ static void moe_two_plans(void) {
 
 /* The MoE heuristic's inputs and choice, no device: the row counts of each distribution sum to
  * max_rows (even: exactly; Poisson and exponential: within one row per expert), ascend, and
- * spread as claimed; the choice is an act16p variant, the same on every call, and for
+ * spread as claimed; the choice is an act16 or act16p variant, the same on every call, and for
  * decode64-down's shape (64 experts of 7168 x 2048, 556 rows) not BLOCK_N 16: the even spread
  * chose 64x16x64:s8, 25 % slower on the H200 than 64x24x64 (experts of up to 24 rows). */
 static void moe_choice(void) {
@@ -745,7 +764,8 @@ static void moe_choice(void) {
         if (s1 != NVFP4JIT_OK) continue;
         char name[96];
         nvfp4jit_variant_format(&v1, name, sizeof name);
-        CHECKF(v1.strategy == NVFP4JIT_STRATEGY_ACT16P, "shape %d: %s is not act16p", i, name);
+        CHECKF(v1.strategy == NVFP4JIT_STRATEGY_ACT16P || v1.strategy == NVFP4JIT_STRATEGY_ACT16,
+               "shape %d: %s is not act16/act16p", i, name);
         CHECKF(memcmp(&v1, &v2, sizeof v1) == 0, "shape %d: two calls chose differently", i);
         if (i == 0) CHECKF(v1.block_n >= 24, "decode64-down's shape: chose %s", name);
     }

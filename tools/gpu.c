@@ -70,7 +70,9 @@ static const tool_cuda *cuda_table(const char **missing) {
     PROC(cuModuleUnload, "cuModuleUnload");
     PROC(cuModuleGetFunction, "cuModuleGetFunction");
     PROC(cuLaunchKernel, "cuLaunchKernel");
-    PROC(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel");
+    PROC(cuGraphCreate, "cuGraphCreate");
+    PROC(cuGraphAddKernelNode, "cuGraphAddKernelNode_v2");
+    PROC(cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2");
 #undef PROC
     if (*missing) return NULL;
     loaded = 1;

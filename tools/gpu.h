@@ -39,8 +39,11 @@ typedef struct tool_cuda {
     CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
     CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                                unsigned, unsigned, CUstream, void **, void **);
-    CUresult (*cuLaunchCooperativeKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
-                                          unsigned, unsigned, unsigned, CUstream, void **);
+    CUresult (*cuGraphCreate)(CUgraph *, unsigned);
+    CUresult (*cuGraphAddKernelNode)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+                                     const CUDA_KERNEL_NODE_PARAMS *);
+    CUresult (*cuGraphExecKernelNodeSetParams)(CUgraphExec, CUgraphNode,
+                                               const CUDA_KERNEL_NODE_PARAMS *);
 } tool_cuda;
 
 typedef struct tool_dev {

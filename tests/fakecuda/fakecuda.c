@@ -191,7 +191,21 @@ typedef struct fk_obj {
     size_t image_size;
     /* graphs / execs */
     long nodes;
+    struct fk_knode *kn; /* kernel nodes added by cuGraphAddKernelNode (a built graph) */
+    int nkn;
 } fk_obj;
+
+/* A kernel node of a built graph (or of its instantiation): the launch and a copy of its
+ * parameter bytes; origin: the graph node an exec's copy came from. */
+#define FK_NODE_PARAMS 4096
+typedef struct fk_knode {
+    struct fk_knode *origin;
+    CUfunction fn;
+    unsigned grid[3], block[3], smem;
+    int np;
+    unsigned psize[64];
+    unsigned char bytes[FK_NODE_PARAMS];
+} fk_knode;
 static fk_obj *g_objs;
 
 static fk_obj *obj_new(int kind) {
@@ -213,6 +227,7 @@ static void obj_del(fk_obj *o) {
     for (fk_obj **p = &g_objs; *p; p = &(*p)->next)
         if (*p == o) {
             *p = o->next;
+            free(o->kn);
             free(o);
             return;
         }
@@ -1109,6 +1124,19 @@ FK_API CUresult cuGraphInstantiate(CUgraphExec *e, CUgraph g, unsigned long long
     FAULT("cuGraphInstantiate");
     LOCK();
     fk_obj *x = obj_find(g, K_GRAPH), *o = x ? obj_new(K_EXEC) : NULL;
+    if (o && x->nkn) {
+        o->kn = malloc(sizeof *o->kn * (size_t)x->nkn);
+        if (!o->kn) {
+            obj_del(o);
+            UNLOCK();
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        for (int i = 0; i < x->nkn; i++) {
+            o->kn[i] = x->kn[i];
+            o->kn[i].origin = &x->kn[i];
+        }
+        o->nkn = x->nkn;
+    }
     if (o) {
         o->nodes = x->nodes;
         g_st.live_execs++;
@@ -1124,9 +1152,141 @@ FK_API CUresult cuGraphLaunch(CUgraphExec e, CUstream st) {
     LOCK();
     fk_obj *x = obj_find(e, K_EXEC), *s = NULL;
     CUresult r = x ? stream_get(st, &s) : CUDA_ERROR_INVALID_HANDLE;
+    if (r == CUDA_SUCCESS && s && s->cap == CU_STREAM_CAPTURE_STATUS_INVALIDATED)
+        r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    if (r != CUDA_SUCCESS) {
+        UNLOCK();
+        return r;
+    }
+    if (s && s->cap == CU_STREAM_CAPTURE_STATUS_ACTIVE) { /* recorded as a child graph */
+        s->cap_nodes++;
+        g_st.captured_nodes++;
+        UNLOCK();
+        return CUDA_SUCCESS;
+    }
+    g_st.graph_launches++;
+    g_st.launches += x->nodes;
+    /* a built graph's kernel nodes run in order, each with its parameters (a copy, so the
+     * hook sees what the node holds, not what the caller's variables hold now) */
+    int n = x->nkn;
+    fk_knode *kn = n ? malloc(sizeof *kn * (size_t)n) : NULL;
+    if (n && !kn) {
+        UNLOCK();
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (n) memcpy(kn, x->kn, sizeof *kn * (size_t)n);
+    fakecuda_launch_hook hook = g_hook;
+    void *user = g_hook_user;
+    char (*names)[128] = n ? calloc((size_t)n, 128) : NULL;
+    for (int i = 0; i < n; i++) {
+        fk_func *f = func_find(kn[i].fn);
+        if (f && names) snprintf(names[i], 128, "%s", f->name);
+        g_st.grid[0] = kn[i].grid[0], g_st.grid[1] = kn[i].grid[1], g_st.grid[2] = kn[i].grid[2];
+        g_st.block[0] = kn[i].block[0], g_st.block[1] = kn[i].block[1], g_st.block[2] = kn[i].block[2];
+        g_st.smem = kn[i].smem;
+        g_st.params = kn[i].np;
+        if (f) snprintf(g_st.func, sizeof g_st.func, "%s", f->name);
+    }
+    UNLOCK();
+    for (int i = 0; i < n && hook && names; i++) {
+        void *pv[64];
+        size_t off = 0;
+        for (int j = 0; j < kn[i].np; j++) {
+            pv[j] = kn[i].bytes + off;
+            off += kn[i].psize[j];
+        }
+        hook(names[i], pv, kn[i].np, user);
+    }
+    free(names);
+    free(kn);
+    return CUDA_SUCCESS;
+}
+
+/* The kernel-node launch of p, checked as a launch is; fills n. */
+static CUresult knode_fill(fk_knode *n, const CUDA_KERNEL_NODE_PARAMS *p) {
+    if (!p || !p->gridDimX || !p->gridDimY || !p->gridDimZ || !p->blockDimX || !p->blockDimY ||
+        !p->blockDimZ || (uint64_t)p->blockDimX * p->blockDimY * p->blockDimZ > 1024 || p->extra)
+        return CUDA_ERROR_INVALID_VALUE;
+    fk_func *f = func_find(p->func);
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    if (p->sharedMemBytes > (unsigned)f->max_dyn_smem) return CUDA_ERROR_INVALID_VALUE;
+    if (f->nparams > 0 && !p->kernelParams) return CUDA_ERROR_INVALID_VALUE;
+    if (f->nparams > 64 || f->pbytes > FK_NODE_PARAMS) return CUDA_ERROR_NOT_SUPPORTED;
+    memset(n, 0, sizeof *n);
+    n->fn = p->func;
+    n->grid[0] = p->gridDimX, n->grid[1] = p->gridDimY, n->grid[2] = p->gridDimZ;
+    n->block[0] = p->blockDimX, n->block[1] = p->blockDimY, n->block[2] = p->blockDimZ;
+    n->smem = p->sharedMemBytes;
+    n->np = f->nparams > 0 ? f->nparams : 0;
+    size_t off = 0;
+    for (int i = 0; i < n->np; i++) { /* read every parameter as the driver would */
+        n->psize[i] = f->psize[i];
+        memcpy(n->bytes + off, p->kernelParams[i], f->psize[i]);
+        off += f->psize[i];
+    }
+    return CUDA_SUCCESS;
+}
+
+FK_API CUresult cuGraphCreate(CUgraph *g, unsigned flags) {
+    NEED_CTX();
+    if (!g || flags) return CUDA_ERROR_INVALID_VALUE;
+    FAULT("cuGraphCreate");
+    LOCK();
+    fk_obj *o = obj_new(K_GRAPH);
+    if (o) g_st.live_graphs++;
+    UNLOCK();
+    if (!o) return CUDA_ERROR_OUT_OF_MEMORY;
+    *g = (CUgraph)(void *)o;
+    return CUDA_SUCCESS;
+}
+
+/* Nodes run in the order they were added (a chain: what the library builds). */
+FK_API CUresult cuGraphAddKernelNode(CUgraphNode *node, CUgraph g, const CUgraphNode *deps,
+                                     size_t ndeps, const CUDA_KERNEL_NODE_PARAMS *p) {
+    NEED_CTX();
+    if (!node || (ndeps && !deps)) return CUDA_ERROR_INVALID_VALUE;
+    FAULT("cuGraphAddKernelNode");
+    LOCK();
+    fk_obj *o = obj_find(g, K_GRAPH);
+    CUresult r = o ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    for (size_t i = 0; r == CUDA_SUCCESS && i < ndeps; i++) {
+        int found = 0;
+        for (int j = 0; j < o->nkn; j++) found |= (void *)deps[i] == (void *)(intptr_t)(j + 1);
+        if (!found) r = CUDA_ERROR_INVALID_VALUE;
+    }
+    fk_knode n;
+    if (r == CUDA_SUCCESS) r = knode_fill(&n, p);
     if (r == CUDA_SUCCESS) {
-        g_st.graph_launches++;
-        g_st.launches += x->nodes;
+        fk_knode *kn = realloc(o->kn, sizeof *kn * (size_t)(o->nkn + 1));
+        if (!kn) {
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            o->kn = kn;
+            kn[o->nkn++] = n;
+            o->nodes++;
+            *node = (CUgraphNode)(void *)(intptr_t)o->nkn; /* the node's number + 1 */
+        }
+    }
+    UNLOCK();
+    return r;
+}
+
+FK_API CUresult cuGraphExecKernelNodeSetParams(CUgraphExec e, CUgraphNode node,
+                                               const CUDA_KERNEL_NODE_PARAMS *p) {
+    NEED_CTX();
+    FAULT("cuGraphExecKernelNodeSetParams");
+    LOCK();
+    fk_obj *x = obj_find(e, K_EXEC);
+    intptr_t i = (intptr_t)(void *)node - 1;
+    CUresult r = !x ? CUDA_ERROR_INVALID_HANDLE
+                    : i < 0 || i >= x->nkn ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+    fk_knode n;
+    if (r == CUDA_SUCCESS) r = knode_fill(&n, p);
+    /* the driver refuses another function than the node's */
+    if (r == CUDA_SUCCESS && n.fn != x->kn[i].fn) r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS) {
+        n.origin = x->kn[i].origin;
+        x->kn[i] = n;
     }
     UNLOCK();
     return r;

@@ -9,7 +9,9 @@
  * allocation), modules must be ELF images and know their functions by name, launches check
  * their arguments (grid, block, shared memory against the function's attribute, the
  * parameter sizes read from the cubin's .nv.info) and do nothing else (a hook may act),
- * stream capture and graphs count their nodes, tensor maps are validated as cuda.h documents
+ * stream capture and graphs count their nodes (a graph built with cuGraphAddKernelNode keeps its
+ * kernel nodes' launches and parameter bytes: cuGraphLaunch runs the hook on each, in the order
+ * added; cuGraphExecKernelNodeSetParams replaces an instantiated node's), tensor maps are validated as cuda.h documents
  * and encoded into a readable 128-byte form (fakecuda_tmap).
  *
  * Fault injection: $FAKECUDA_FAIL (read at cuInit) or fakecuda_fail(), a comma-separated

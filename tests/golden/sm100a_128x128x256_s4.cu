@@ -19,7 +19,7 @@ struct MoeArgs {             // 64 bytes (src/family.h nj_moe_args): the per-cal
   const int *sf_offsets;     // expert e's scales start at scale row sf_offsets[e] (128 | it)
   int *status;               // {fault bits, lowest faulty expert}: raised here, cleared by the host
   int max_rows, sf_rows;     // rows of A and C; rows of the token-scale buffer
-  u64 unused;                // (the sm_90a kernel's grid barrier)
+  u64 unused;                // (the sm_90a kernels' tile table)
 };
 
 // Expert e of a MoE call: its first row *r0 and first scale row *s0, and its row count; or
