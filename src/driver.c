@@ -80,6 +80,8 @@ const drv_api *drv_load(void) {
         LOAD(cuGraphCreate, "cuGraphCreate");
         LOAD(cuGraphAddKernelNode, "cuGraphAddKernelNode_v2");
         LOAD(cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2");
+        LOAD(cuGraphAddDependencies, "cuGraphAddDependencies_v2");
+        LOAD(cuLaunchKernelEx, "cuLaunchKernelEx");
         LOAD(cuGraphInstantiate, "cuGraphInstantiateWithFlags");
         LOAD(cuGraphLaunch, "cuGraphLaunch");
         LOAD(cuGraphExecDestroy, "cuGraphExecDestroy");

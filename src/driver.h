@@ -58,6 +58,9 @@ typedef struct drv_api {
                                      const CUDA_KERNEL_NODE_PARAMS *);
     CUresult (*cuGraphExecKernelNodeSetParams)(CUgraphExec, CUgraphNode,
                                                const CUDA_KERNEL_NODE_PARAMS *);
+    CUresult (*cuGraphAddDependencies)(CUgraph, const CUgraphNode *, const CUgraphNode *,
+                                       const CUgraphEdgeData *, size_t);
+    CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
     CUresult (*cuStreamBeginCapture)(CUstream, CUstreamCaptureMode);
     CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);
     CUresult (*cuGraphInstantiate)(CUgraphExec *, CUgraph, unsigned long long);

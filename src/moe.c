@@ -305,8 +305,18 @@ static nvfp4jit_status moe_graph(nvfp4jit_moe_plan *p, const drv_api *api) {
     kp.sharedMemBytes = (unsigned)p->dyn_smem;
     kp.kernelParams = gemm_params;
     CUgraphNode gemm = NULL;
-    DRV_CHECK(ctx, api, cuGraphAddKernelNode(&gemm, p->graph, &p->node_prep, 1, &kp),
+    DRV_CHECK(ctx, api, cuGraphAddKernelNode(&gemm, p->graph, NULL, 0, &kp),
               "cuGraphAddKernelNode (MoE GEMM)");
+    /* a programmatic edge (PDL): the GEMM's CTAs may launch once every prep CTA has run its
+     * griddepcontrol.launch_dependents, and wait in griddepcontrol.wait for the prep grid's
+     * completion; a driver that refuses it gets an ordinary edge */
+    CUgraphEdgeData ed;
+    memset(&ed, 0, sizeof ed);
+    ed.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+    ed.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+    if (api->cuGraphAddDependencies(p->graph, &p->node_prep, &gemm, &ed, 1) != CUDA_SUCCESS)
+        DRV_CHECK(ctx, api, cuGraphAddDependencies(p->graph, &p->node_prep, &gemm, NULL, 1),
+                  "cuGraphAddDependencies (MoE)");
     DRV_CHECK(ctx, api, cuGraphInstantiate(&p->exec, p->graph, 0), "cuGraphInstantiate (MoE)");
     return NVFP4JIT_OK;
 }
@@ -579,11 +589,23 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_run(nvfp4jit_moe_plan *p,
                   cuLaunchKernel(p->fn_prep, p->info.prep_grid, 1, 1, 256, 1, 1, 0,
                                  (CUstream)stream, prep_params, NULL),
                   "cuLaunchKernel (MoE prep)");
-        DRV_CHECK(ctx, api,
-                  cuLaunchKernel(p->fn, p->info.grid, 1, 1,
-                                 (unsigned)fam_sm90a.threads(&p->info.variant), 1, 1,
-                                 (unsigned)p->dyn_smem, (CUstream)stream, gemm_params, NULL),
-                  "cuLaunchKernel (MoE GEMM)");
+        /* the GEMM as the prep's programmatic dependent (the capture records the edge) */
+        CUlaunchAttribute at;
+        memset(&at, 0, sizeof at);
+        at.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        at.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig lc;
+        memset(&lc, 0, sizeof lc);
+        lc.gridDimX = p->info.grid;
+        lc.gridDimY = lc.gridDimZ = 1;
+        lc.blockDimX = (unsigned)fam_sm90a.threads(&p->info.variant);
+        lc.blockDimY = lc.blockDimZ = 1;
+        lc.sharedMemBytes = (unsigned)p->dyn_smem;
+        lc.hStream = (CUstream)stream;
+        lc.attrs = &at;
+        lc.numAttrs = 1;
+        DRV_CHECK(ctx, api, cuLaunchKernelEx(&lc, p->fn, gemm_params, NULL),
+                  "cuLaunchKernelEx (MoE GEMM)");
         return NVFP4JIT_OK;
     }
     if (memcmp(&m, &p->prep_args, sizeof m) != 0) {

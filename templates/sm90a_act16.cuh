@@ -254,6 +254,11 @@ ${KERNEL_NAME}_prep(const unsigned char *__restrict__ blob, const MoeArgs moe) {
   if (moe.offsets) {
     if (blockIdx.x == 0) moe_tiles(groups, hdr->num_groups, moe);
     else moe_prep(groups, hdr->num_groups, moe);
+    // (PTX ISA griddepcontrol) the GEMM, launched as this kernel's programmatic dependent
+    // (src/moe.c), may start once every CTA got here or exited: its CTAs set up while the
+    // last ones finish, and wait (griddepcontrol.wait) for this grid's completion and
+    // memory before reading the table or the tokens. Without such a launch: no effect.
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     return;
   }
   const int item = blockIdx.x * 256 + threadIdx.x;
@@ -347,6 +352,7 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
   int4 *moe_tab = moe.tiles;
   unsigned short *moe_c = nullptr;
   if (moe_tab) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");   // the prep grid: done, its writes visible
     const int4 h = moe_tab[0];
     num_tiles = h.x;
     moe_c = (unsigned short *)(((u64)(unsigned)h.w << 32) | (unsigned)h.z);

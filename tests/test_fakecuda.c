@@ -481,7 +481,9 @@ static void t_moe(void) {
     nvfp4jit_variant v = ACT16P;
     v.strategy = NVFP4JIT_STRATEGY_ACT16; /* one CTA per tile, the worst case's grid */
     nvfp4jit_moe_plan *mp = NULL;
+    long pdl0 = stats().pdl_edges;
     REQUIRE(nvfp4jit_moe_plan_create(w, 256, &v, &mp) == NVFP4JIT_OK);
+    CHECK(stats().pdl_edges == pdl0 + 1); /* prep -> GEMM: a programmatic edge */
     nvfp4jit_moe_info info;
     REQUIRE(nvfp4jit_moe_plan_info(mp, &info) == NVFP4JIT_OK);
     CHECK(info.variant.strategy == NVFP4JIT_STRATEGY_ACT16 && info.choice == NVFP4JIT_CHOICE_FORCED);
@@ -561,12 +563,23 @@ static void t_moe(void) {
     CHECK(api->cuStreamEndCapture(st, &g) == CUDA_SUCCESS && g);
     b = stats();
     CHECK(b.captured_nodes == a.captured_nodes + 2 && b.graph_launches == a.graph_launches &&
-          b.launches == a.launches);
+          b.launches == a.launches && b.pdl_launches == a.pdl_launches + 1);
     if (g) api->cuGraphDestroy(g);
     api->cuStreamDestroy(st);
     call.a += 8;
     CHECK(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_ERR_INVALID_ARG);
     nvfp4jit_moe_plan_destroy(mp);
+    /* a driver refusing the programmatic edge: an ordinary one; refusing both: an error */
+    fk.fail("cuGraphAddDependencies:1");
+    pdl0 = stats().pdl_edges;
+    CHECK(nvfp4jit_moe_plan_create(w, 256, &v, &mp) == NVFP4JIT_OK && stats().pdl_edges == pdl0);
+    fk.fail(NULL);
+    nvfp4jit_moe_plan_destroy(mp);
+    mp = NULL;
+    fk.fail("cuGraphAddDependencies:1+");
+    CHECK(nvfp4jit_moe_plan_create(w, 256, &v, &mp) == NVFP4JIT_ERR_CUDA && !mp);
+    CHECK(strstr(nvfp4jit_last_error(ctx), "cuGraphAddDependencies (MoE)") != NULL);
+    fk.fail(NULL);
     /* act16p: a persistent grid, the CTAs that fit on the device, at most the worst case */
     REQUIRE(nvfp4jit_moe_plan_create(w, 1 << 16, &ACT16P, &mp) == NVFP4JIT_OK);
     nvfp4jit_moe_plan_info(mp, &info);

@@ -736,6 +736,27 @@ FK_API CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned
     return do_launch("cuLaunchKernel", fn, gx, gy, gz, bx, by, bz, smem, st, params, extra, 0);
 }
 
+/* cuLaunchKernelEx: a launch; the one attribute known is programmatic stream serialization */
+FK_API CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction fn, void **params,
+                                 void **extra) {
+    if (!c || (c->numAttrs && !c->attrs)) return CUDA_ERROR_INVALID_VALUE;
+    int pdl = 0;
+    for (unsigned i = 0; i < c->numAttrs; i++) {
+        if (c->attrs[i].id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+            return CUDA_ERROR_NOT_SUPPORTED;
+        pdl |= c->attrs[i].value.programmaticStreamSerializationAllowed != 0;
+    }
+    CUresult r = do_launch("cuLaunchKernelEx", fn, c->gridDimX, c->gridDimY, c->gridDimZ,
+                           c->blockDimX, c->blockDimY, c->blockDimZ, c->sharedMemBytes,
+                           c->hStream, params, extra, 0);
+    if (r == CUDA_SUCCESS && pdl) {
+        LOCK();
+        g_st.pdl_launches++;
+        UNLOCK();
+    }
+    return r;
+}
+
 FK_API CUresult cuLaunchCooperativeKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
                                           unsigned bx, unsigned by, unsigned bz, unsigned smem,
                                           CUstream st, void **params) {
@@ -1265,6 +1286,33 @@ FK_API CUresult cuGraphAddKernelNode(CUgraphNode *node, CUgraph g, const CUgraph
             kn[o->nkn++] = n;
             o->nodes++;
             *node = (CUgraphNode)(void *)(intptr_t)o->nkn; /* the node's number + 1 */
+        }
+    }
+    UNLOCK();
+    return r;
+}
+
+/* Edges between kernel nodes of g (run order is the order added, so an edge must point
+ * forward); ordinary or programmatic (PDL) from the programmatic or launch-order port. */
+FK_API CUresult cuGraphAddDependencies(CUgraph g, const CUgraphNode *from, const CUgraphNode *to,
+                                       const CUgraphEdgeData *ed, size_t n) {
+    NEED_CTX();
+    if (n && (!from || !to)) return CUDA_ERROR_INVALID_VALUE;
+    FAULT("cuGraphAddDependencies");
+    LOCK();
+    fk_obj *o = obj_find(g, K_GRAPH);
+    CUresult r = o ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    for (size_t i = 0; r == CUDA_SUCCESS && i < n; i++) {
+        intptr_t a = (intptr_t)(void *)from[i], b = (intptr_t)(void *)to[i];
+        if (a < 1 || a > o->nkn || b < 1 || b > o->nkn || a >= b) r = CUDA_ERROR_INVALID_VALUE;
+        if (ed && ed[i].type == CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC) {
+            if (ed[i].from_port != CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC &&
+                ed[i].from_port != CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER)
+                r = CUDA_ERROR_INVALID_VALUE;
+            else if (r == CUDA_SUCCESS)
+                g_st.pdl_edges++;
+        } else if (ed && (ed[i].type != CU_GRAPH_DEPENDENCY_TYPE_DEFAULT || ed[i].from_port)) {
+            r = CUDA_ERROR_INVALID_VALUE;
         }
     }
     UNLOCK();

@@ -33,6 +33,8 @@ typedef struct fakecuda_stats {
     long coop_launches;   /* of them cooperative */
     long captured_nodes;  /* launches/copies recorded into graphs by captures */
     long graph_launches;  /* cuGraphLaunch calls */
+    long pdl_edges;       /* programmatic edges added to built graphs */
+    long pdl_launches;    /* cuLaunchKernelEx calls with programmatic stream serialization */
     unsigned grid[3], block[3], smem; /* of the last launch (eager or captured) */
     int params;           /* parameters of the last launch's function (-1: unknown) */
     size_t params_bytes;  /* their total size */
