@@ -52,7 +52,6 @@ const drv_api *drv_load(void) {
         LOAD(cuModuleGetFunction, "cuModuleGetFunction");
         LOAD(cuFuncSetAttribute, "cuFuncSetAttribute");
         LOAD(cuLaunchKernel, "cuLaunchKernel");
-        LOAD(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel");
         LOAD(cuMemAlloc, "cuMemAlloc_v2");
         LOAD(cuMemFree, "cuMemFree_v2");
         LOAD(cuMemGetInfo, "cuMemGetInfo_v2");
