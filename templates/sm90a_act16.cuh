@@ -154,20 +154,34 @@ static __device__ __forceinline__ void moe_fault(const MoeArgs &p, int e, int bi
 }
 
 // ---- prep: one thread per (token row, 16-k group) ----
-// One item: 16 token values of row m (row of its own scales; the workspace row is ws) to fp16.
+// Item j of row m: the 4 threads of a 64-k block (j % 4 = t) write its 128 fp16 bytes together,
+// thread t the 32 contiguous bytes 32t..32t+31 (two 16-byte stores; a warp writes 1 KB of whole
+// sectors). Those bytes are pairs 2t and 2t+1 (layout at the top: pair q -> logical k 8q + 2t'
+// (+1), byte 16q + 4t') of the block's 4 items t' = 0..3, so thread t reads one 32-bit word of
+// each item (codes 0-7 for t < 2, 8-15 for t >= 2; shifted down one byte for odd t, which
+// then needs nibbles 2,6 and 3,7) and the 4 items' scales (4 consecutive bytes of the blocked
+// layout). (Before: each thread wrote its own item's 8 words at a 16-byte stride, 8 stores of
+// half sectors; the prep ran at about 0.9 TB/s on prefill8-up, bench/RESULTS.md.)
 static __device__ __forceinline__ void prep_item(const unsigned char *a, const unsigned char *sfa,
                                                  unsigned char *ws, int m, int j, int K) {
-  const uint2 q = *(const uint2 *)(a + (long long)m * (K / 2) + j * 8);
-  const u32 sb = sfa[((long long)(m / 128) * (K / 64) + j / 4) * 512 + (m % 32) * 16 +
-                     ((m % 128) / 32) * 4 + (j % 4)];
-  const u32 s2 = scale_f16x2(sb);
-  u32 o[8];
-  dec8(q.x, s2, o);
-  dec8(q.y, s2, o + 4);
-  // pair q -> logical k 8q + 2t (+1) of the 64-k block: byte offset 16q + 4t
-  unsigned char *dst = ws + ((long long)m * K + (j / 4) * 64) * 2 + (j % 4) * 4;
+  const int t = j & 3, j0 = j & ~3;
+  const unsigned char *src = a + (long long)m * (K / 2) + j0 * 8 + (t >> 1) * 4;
+  u32 w[4];
 #pragma unroll
-  for (int i = 0; i < 8; i++) *(u32 *)(dst + 16 * i) = o[i];
+  for (int i = 0; i < 4; i++) w[i] = *(const u32 *)(src + 8 * i);
+  const u32 sb4 = *(const u32 *)(sfa + ((long long)(m / 128) * (K / 64) + j0 / 4) * 512 +
+                                 (m % 32) * 16 + ((m % 128) / 32) * 4);
+  const int sh = (t & 1) * 8;
+  u32 o[8];
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    const u32 s2 = scale_f16x2((sb4 >> (8 * i)) & 0xFFu), v = w[i] >> sh;
+    o[i] = hmul2(((v << 9) & 0x0E000E00u) | ((v << 12) & 0x80008000u), s2);      // pair 2t
+    o[4 + i] = hmul2(((v << 5) & 0x0E000E00u) | ((v << 8) & 0x80008000u), s2);  // pair 2t + 1
+  }
+  uint4 *dst = (uint4 *)(ws + ((long long)m * K + j0 * 16) * 2 + t * 32);
+  dst[0] = uint4{o[0], o[1], o[2], o[3]};
+  dst[1] = uint4{o[4], o[5], o[6], o[7]};
 }
 
 // ---- MoE: the prep kernel's CTA 0 writes the call's tile table ----
