@@ -10,6 +10,7 @@
 #   bash bench/h200.sh engine           graphs, host time, MoE path: tests, memcheck, bench --moe
 #   bash bench/h200.sh verify           GPU test areas, MoE memcheck, bench --moe on moe.txt and gpumode.txt
 #   bash bench/h200.sh moegap           MoE path vs the grouped call of the same variant, act16 and act16p
+#   bash bench/h200.sh prepab TAG=BIN...  token prep A/B: ncu times of the prep kernels, bench --moe
 #   bash bench/h200.sh soak             10,000-call soak, memcheck/racecheck/synccheck per strategy + MoE
 set -uo pipefail
 OUT=${OUT:-$PWD/out}; mkdir -p "$OUT"
@@ -127,5 +128,31 @@ moegap)   # issue 12: the MoE path against the grouped call of the same variant,
         2>&1 | tee -a "$OUT/moegap.log" | grep -E "sm90a:|MoE path|host us|floor|rror"
     done
   done ;;
+prepab)   # issue 13 (token prep): per binary (TAG=PATH of an nvfp4jit command), ncu time, DRAM
+  # bytes, occupancy and registers of every prep and GEMM launch (grouped and MoE: bench --moe
+  # runs both; the MoE prep has grid 1 + N, the MoE GEMM the worst case's grid) on PREPAB_NCU
+  # sets (medians: bench/probe/ncu_summary.py; raw CSVs in $OUT/prepab_ncu.tgz), then bench --moe
+  # on moe.txt and gpumode.txt (grouped call and MoE path of the heuristic's variant, no cuBLAS)
+  for spec in "$@"; do
+    tag=${spec%%=*}; bin=${spec#*=}
+    for fs in ${PREPAB_NCU:-moe.txt:prefill8-up gpumode.txt:bench3}; do
+      f="$OUT/prepab_ncu_${tag}_${fs#*:}.csv"
+      timeout 240 ncu --clock-control none -k regex:'^nvfp4jit_grouped' -c ${PREPAB_COUNT:-600} --csv \
+        --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread \
+        "$bin" bench --moe --iters 20 --no-cublas --problems "problems/${fs%%:*}" --set "${fs#*:}" \
+        > "$f" 2>&1
+      echo "ncu $tag ${fs#*:}: rc $?"
+      python3 bench/probe/ncu_summary.py "$f" | tee -a "$OUT/prepab_ncu_summary.txt"
+    done
+    for fs in ${PREPAB_BENCH:-moe.txt:decode64-up,decode64-down,prefill8-up,prefill16-big,skewed8-up gpumode.txt:bench1,bench2,bench3,bench4}; do
+      timeout 240 "$bin" bench --moe --iters 20 --no-cublas --problems "problems/${fs%%:*}" \
+        --set "${fs#*:}" > "$OUT/prepab.tmp" 2>&1
+      echo "== $tag ${fs%%:*}: rc $?"
+      cat "$OUT/prepab.tmp" >> "$OUT/prepab_bench_${tag}.txt"
+      grep -hE '^== |nvfp4jit sm|grouped call.s variant|rror' "$OUT/prepab.tmp"
+    done
+  done
+  rm -f "$OUT/prepab.tmp"
+  (cd "$OUT" && tar czf prepab_ncu.tgz prepab_ncu_*.csv && rm -f prepab_ncu_*.csv) ;;
 *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac

@@ -76,9 +76,9 @@ static int sf_blocks(int rows) {
     return (rows + 127) / 128 + 1; /* a tile can straddle two 128-row scale blocks */
 }
 
-/* act16's prep kernel: one thread per 16 token values, a 1-D grid of 256-thread CTAs whose
- * item count is an int (act16_blob_fill) */
-#define ACT16_MAX_ITEMS (0x7fffffffLL - 255)
+/* act16's prep kernel: NJ_ACT16_PREP_CTA_ITEMS items of 16 token values per 256-thread CTA,
+ * a 1-D grid whose item indices (up to the last CTA's end) are ints (act16_blob_fill) */
+#define ACT16_MAX_ITEMS (0x7fffffffLL - (NJ_ACT16_PREP_CTA_ITEMS - 1))
 
 /* act16 and act16p (the same kernel; act16p launches a persistent grid) */
 static int is_act16(const nvfp4jit_variant *v) {
@@ -254,6 +254,7 @@ static int sm90_params(const nvfp4jit_variant *v, tmpl_param *p, int cap) {
         PARAM("BLOB_GROUP_MAPS", ACT16_MAPS);
         PARAM("BLOB_TILE_BYTES", sizeof(blob_tile));
         PARAM("MOE_ARGS_BYTES", sizeof(nj_moe_args));
+        PARAM("PREP_CTA_ITEMS", NJ_ACT16_PREP_CTA_ITEMS);
         PARAM("SMEM_TOK_BYTES", l.tok);
         PARAM("SMEM_W_BYTES", l.w);
         PARAM("SMEM_SF_BYTES", l.sf);
@@ -425,7 +426,7 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
     }
     launch->threads = (unsigned)sm90_threads(v);
     launch->dyn_smem = sm90_dyn_smem(v);
-    launch->prep_ctas = (unsigned)((items + 255) / 256);
+    launch->prep_ctas = (unsigned)((items + NJ_ACT16_PREP_CTA_ITEMS - 1) / NJ_ACT16_PREP_CTA_ITEMS);
     launch->prep_threads = 256;
     return NVFP4JIT_OK;
 }

@@ -34,6 +34,10 @@ typedef struct nj_moe_args {
 } nj_moe_args;
 _Static_assert(sizeof(nj_moe_args) == 64, "nj_moe_args must match MoeArgs (64 bytes)");
 
+/* sm_90a act16: token-prep items (16 values each) per 256-thread CTA of the prep kernel, 4 per
+ * thread (templates/sm90a_act16.cuh PREP_CTA_ITEMS) */
+#define NJ_ACT16_PREP_CTA_ITEMS 1024
+
 /* sm_100a: the DRAM round trip a stage ring must cover, in microseconds (an assumption, see
  * heuristic.c "sm_100a stages" and fam_sm100.c) */
 #define SM100_RING_LATENCY_US 1.0

@@ -380,12 +380,13 @@ static nvfp4jit_status moe_build(nvfp4jit_moe_plan *p, const drv_api *api) {
                  "max_rows=%lld: the MoE grid of %lld CTAs is out of range", (long long)p->max_rows,
                  (long long)grid);
     p->info.grid = (unsigned)grid;
-    /* prep grid: CTA 0 writes the tile table, the others convert the rows (a grid-stride loop,
-     * at most 8 waves of 8 CTAs per SM: a plan for far more rows than its calls send does
-     * not pay for a launch sized to max_rows) */
+    /* prep grid: CTA 0 writes the tile table, the others convert the rows (a grid-stride loop
+     * over chunks of NJ_ACT16_PREP_CTA_ITEMS items, at most 16 per SM: a plan for far more rows
+     * than its calls send does not pay for a launch sized to max_rows) */
     int sms = ctx->device_sms > 0 ? ctx->device_sms : fam_sm90a.default_sms;
-    int64_t items = p->max_rows * (w->k / 16), prep = (items + 255) / 256;
-    if (prep > (int64_t)sms * 64) prep = (int64_t)sms * 64;
+    int64_t items = p->max_rows * (w->k / 16);
+    int64_t prep = (items + NJ_ACT16_PREP_CTA_ITEMS - 1) / NJ_ACT16_PREP_CTA_ITEMS;
+    if (prep > (int64_t)sms * 16) prep = (int64_t)sms * 16;
     p->info.prep_grid = (unsigned)(1 + (prep > 0 ? prep : 1));
     return moe_graph(p, api);
 }

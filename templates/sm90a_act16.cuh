@@ -153,35 +153,76 @@ static __device__ __forceinline__ void moe_fault(const MoeArgs &p, int e, int bi
   atomicMin(p.status + 1, e);
 }
 
-// ---- prep: one thread per (token row, 16-k group) ----
-// Item j of row m: the 4 threads of a 64-k block (j % 4 = t) write its 128 fp16 bytes together,
-// thread t the 32 contiguous bytes 32t..32t+31 (two 16-byte stores; a warp writes 1 KB of whole
-// sectors). Those bytes are pairs 2t and 2t+1 (layout at the top: pair q -> logical k 8q + 2t'
-// (+1), byte 16q + 4t') of the block's 4 items t' = 0..3, so thread t reads one 32-bit word of
-// each item (codes 0-7 for t < 2, 8-15 for t >= 2; shifted down one byte for odd t, which
-// then needs nibbles 2,6 and 3,7) and the 4 items' scales (4 consecutive bytes of the blocked
-// layout). (Before: each thread wrote its own item's 8 words at a 16-byte stride, 8 stores of
-// half sectors; the prep ran at about 0.9 TB/s on prefill8-up, bench/RESULTS.md.)
-static __device__ __forceinline__ void prep_item(const unsigned char *a, const unsigned char *sfa,
-                                                 unsigned char *ws, int m, int j, int K) {
-  const int t = j & 3, j0 = j & ~3;
-  const unsigned char *src = a + (long long)m * (K / 2) + j0 * 8 + (t >> 1) * 4;
-  u32 w[4];
-#pragma unroll
-  for (int i = 0; i < 4; i++) w[i] = *(const u32 *)(src + 8 * i);
-  const u32 sb4 = *(const u32 *)(sfa + ((long long)(m / 128) * (K / 64) + j0 / 4) * 512 +
-                                 (m % 32) * 16 + ((m % 128) / 32) * 4);
-  const int sh = (t & 1) * 8;
+// ---- prep: PREP_U items (token row, 16-k group) per thread ----
+// Item j of row m: the 4 threads of a 64-k block (j % 4 = t) write its 128 fp16 bytes together.
+// Those bytes are pairs q = 0..7 of the block's 4 items t' (layout at the top: pair q of item t'
+// -> logical k 8q + 2t' (+1), byte 16q + 4t'), so bytes 16q..16q+15 are pair q of items 0..3.
+// Thread t writes pairs t (bytes 16t..) and t + 4 (bytes 64 + 16t..): each of its two 16-byte
+// stores fills, with the other 3 threads, 64 contiguous bytes (whole sectors, one store
+// instruction of a warp writes 8 blocks x 64 B). Pair t is codes (t, t + 4) of an item, nibbles
+// t and t + 4 of its first 32-bit word; pair t + 4 codes (8 + t, 12 + t), of its second word:
+// each thread reads the block's 32 packed bytes (two 16-byte loads, shared by its 4 threads)
+// and the 4 items' scales (4 consecutive bytes of the blocked layout).
+// A thread takes PREP_U items 256 apart (one CTA: PREP_CTA_ITEMS consecutive items) and issues
+// every load before its first store, so PREP_U blocks are in flight per thread (registers:
+// __launch_bounds__ below asks for 4 CTAs of 256 threads per SM). (Before: one
+// item per thread and 32-byte stores split over two half sectors; the prep ran at about
+// 1 TB/s on prefill8-up, bench/RESULTS.md.)
+% local PREP_U = PREP_CTA_ITEMS // 256
+struct PrepPtr { const uint4 *src; const u32 *sf; uint4 *dst; };
+struct PrepIn { uint4 lo, hi; u32 sb4; };
+static __device__ __forceinline__ PrepPtr prep_ptr(const unsigned char *a, const unsigned char *sfa,
+                                                   unsigned char *ws, int m, int j, int K) {
+  const int j0 = j & ~3;
+  PrepPtr q;
+  q.src = (const uint4 *)(a + (long long)m * (K / 2) + j0 * 8);   // 16-byte aligned: K % 64 == 0
+  q.sf = (const u32 *)(sfa + ((long long)(m / 128) * (K / 64) + j0 / 4) * 512 + (m % 32) * 16 +
+                       ((m % 128) / 32) * 4);
+  q.dst = (uint4 *)(ws + ((long long)m * K + j0 * 16) * 2) + (j & 3);
+  return q;
+}
+static __device__ __forceinline__ void prep_load(const PrepPtr &q, PrepIn &in) {
+  in.lo = q.src[0];   // words 0, 1 of items 0, 1
+  in.hi = q.src[1];   // words 0, 1 of items 2, 3
+  in.sb4 = *q.sf;
+}
+static __device__ __forceinline__ void prep_store(const PrepPtr &q, const PrepIn &in, int t) {
+  const u32 w0[4] = {in.lo.x, in.lo.z, in.hi.x, in.hi.z}, w1[4] = {in.lo.y, in.lo.w, in.hi.y, in.hi.w};
   u32 o[8];
 #pragma unroll
   for (int i = 0; i < 4; i++) {
-    const u32 s2 = scale_f16x2((sb4 >> (8 * i)) & 0xFFu), v = w[i] >> sh;
-    o[i] = hmul2(((v << 9) & 0x0E000E00u) | ((v << 12) & 0x80008000u), s2);      // pair 2t
-    o[4 + i] = hmul2(((v << 5) & 0x0E000E00u) | ((v << 8) & 0x80008000u), s2);  // pair 2t + 1
+    const u32 s2 = scale_f16x2((in.sb4 >> (8 * i)) & 0xFFu), v0 = w0[i] >> (4 * t), v1 = w1[i] >> (4 * t);
+    o[i] = hmul2(((v0 << 9) & 0x0E000E00u) | ((v0 << 12) & 0x80008000u), s2);      // pair t
+    o[4 + i] = hmul2(((v1 << 9) & 0x0E000E00u) | ((v1 << 12) & 0x80008000u), s2);  // pair t + 4
   }
-  uint4 *dst = (uint4 *)(ws + ((long long)m * K + j0 * 16) * 2 + t * 32);
-  dst[0] = uint4{o[0], o[1], o[2], o[3]};
-  dst[1] = uint4{o[4], o[5], o[6], o[7]};
+  q.dst[0] = uint4{o[0], o[1], o[2], o[3]};
+  q.dst[4] = uint4{o[4], o[5], o[6], o[7]};
+}
+// Items local0 + 256u (u < cnt <= PREP_U) of one group (row 0 at a, sfa, ws; items counted
+// from its row 0): every load issued before the first store.
+static __device__ __forceinline__ void prep_run(const unsigned char *a, const unsigned char *sfa,
+                                                unsigned char *ws, int K, int local0, int cnt, int t) {
+  const int per_row = K / 16;
+  PrepIn in[${PREP_U}];
+#pragma unroll
+  for (int u = 0; u < ${PREP_U}; u++) {
+    const int l = local0 + 256 * u, m = l / per_row;
+    if (u < cnt) prep_load(prep_ptr(a, sfa, ws, m, l - m * per_row, K), in[u]);
+  }
+#pragma unroll
+  for (int u = 0; u < ${PREP_U}; u++) {
+    const int l = local0 + 256 * u, m = l / per_row;
+    if (u < cnt) prep_store(prep_ptr(a, sfa, ws, m, l - m * per_row, K), in[u], t);
+  }
+}
+// The last group whose first item is <= item (empty groups share their successor's prep0).
+static __device__ __forceinline__ int prep_group(const GroupDesc *groups, int n, int item) {
+  int lo = 0, hi = n - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (groups[mid].prep0 <= item) lo = mid; else hi = mid - 1;
+  }
+  return lo;
 }
 
 // ---- MoE: the prep kernel's CTA 0 writes the call's tile table ----
@@ -190,8 +231,8 @@ static __device__ __forceinline__ void prep_item(const unsigned char *a, const u
 // the grouped blob. Monotone offsets inside [0, max_rows] bound the count by the table's size,
 // tiles_x * (ceil(max_rows / BLOCK_N) + E) (src/moe.c allocates that many); entries past it
 // are dropped all the same (offsets changed under the call by another writer).
-static __device__ __noinline__ void moe_tiles(const GroupDesc *groups, int E, const MoeArgs &p) {
-  __shared__ int warp_sum[8];
+static __device__ __forceinline__ void moe_tiles(const GroupDesc *groups, int E, const MoeArgs &p) {
+  __shared__ int warp_sum[8], s_first[256], s_ty[256], s_r0[256], s_cnt[256];
   const int tid = threadIdx.x, lane = tid % 32, w = tid / 32;
   int row_fault = 0;
   for (int e = tid; e < E; e += 256) {
@@ -224,13 +265,28 @@ static __device__ __noinline__ void moe_tiles(const GroupDesc *groups, int E, co
       total += warp_sum[i];
     }
     __syncthreads();   // (warp_sum is reused by the next round)
-    if (n > 0 && first + n <= cap) {
-      const int r0 = p.offsets[e];
-      int4 *dst = p.tiles + 1 + first;
-      for (int tx = 0; tx < tiles_x; tx++)
-        for (int ty = 0; ty < ty_n; ty++)
-          dst[tx * ty_n + ty] = int4{e, tx, r0 + ty * ${BLOCK_N}, r0 + cnt};
+    // The round's entries: one (expert, weight tile) pair at a time per thread, pairs of all
+    // 256 experts spread over all threads (one thread per expert wrote hundreds of entries
+    // alone: 2.6 us of CTA 0 on the 2-expert bench3; one warp per expert left 6 warps idle on
+    // 64 experts). first <= cap < 2^30 (src/moe.c): an int.
+    const int ok = n > 0 && first + n <= cap;
+    s_first[tid] = ok ? (int)first : -1;
+    s_ty[tid] = ty_n;
+    s_r0[tid] = ok ? p.offsets[e] : 0;
+    s_cnt[tid] = cnt;
+    __syncthreads();
+    const int pairs = min(256, E - b) * tiles_x;
+    int el = tid / tiles_x, tx = tid - el * tiles_x;
+    for (int pi = tid; pi < pairs; pi += 256) {
+      const int f = s_first[el];
+      if (f >= 0) {
+        const int ty_i = s_ty[el], r0_i = s_r0[el], end_i = r0_i + s_cnt[el];
+        int4 *dst = p.tiles + 1 + f + tx * ty_i;
+        for (int ty = 0; ty < ty_i; ty++) dst[ty] = int4{b + el, tx, r0_i + ty * ${BLOCK_N}, end_i};
+      }
+      for (tx += 256; tx >= tiles_x; tx -= tiles_x) el++;   // the pair 256 further on
     }
+    __syncthreads();   // (the s_ arrays are reused by the next round)
     done += total;
   }
   if (tid == 0) {
@@ -238,26 +294,46 @@ static __device__ __noinline__ void moe_tiles(const GroupDesc *groups, int E, co
   }
 }
 
-// ---- MoE: the prep kernel's other CTAs convert the token rows (one item per thread, over
-// the rows up to the last offset; a row's expert by a binary search of the offsets, which
-// the warp's threads share: 32 neighbouring items are mostly one row) ----
+// ---- MoE: the prep kernel's other CTAs convert the token rows (PREP_CTA_ITEMS consecutive
+// items per CTA and step of a grid-stride loop over the rows up to the last offset; a row's
+// expert by a binary search of the offsets, done again only when an item leaves the last
+// expert's rows, so about once per thread) ----
+% local MOE_SMEM_OFFS = 1024   -- experts whose offsets a prep CTA copies to shared memory
 static __device__ __forceinline__ void moe_prep(const GroupDesc *groups, int E, const MoeArgs &p) {
-  const int K = groups[0].k, per_row = K / 16;
-  const int rows = max(0, min(p.offsets[E], p.max_rows)), items = rows * per_row;
+  // up to ${MOE_SMEM_OFFS} experts: the offsets in shared memory (one coalesced read per CTA
+  // instead of a chain of dependent global reads per search)
+  __shared__ int s_off[${MOE_SMEM_OFFS + 1}];
+  const int *offs = p.offsets;
+  if (E <= ${MOE_SMEM_OFFS}) {
+    for (int i = threadIdx.x; i <= E; i += 256) s_off[i] = p.offsets[i];
+    __syncthreads();
+    offs = s_off;
+  }
+  const int K = groups[0].k, per_row = K / 16, t = threadIdx.x & 3;
+  const int rows = max(0, min(offs[E], p.max_rows)), items = rows * per_row;
   unsigned char *ws = (unsigned char *)groups[0].ws;
-  for (int item = (blockIdx.x - 1) * 256 + threadIdx.x; item < items;
-       item += (gridDim.x - 1) * 256) {
-    const int r = item / per_row, j = item - r * per_row;
-    int lo = 0, hi = E - 1;   // the last expert whose first row is <= r
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) / 2;
-      if (p.offsets[mid] <= r) lo = mid; else hi = mid - 1;
+  for (long long chunk = (long long)(blockIdx.x - 1) * ${PREP_CTA_ITEMS}; chunk < items;
+       chunk += (long long)(gridDim.x - 1) * ${PREP_CTA_ITEMS}) {
+    for (int u = 0; u < ${PREP_U};) {   // once per chunk unless its items span experts
+      const long long it = chunk + threadIdx.x + 256 * u;
+      if (it >= items) break;
+      const int item = (int)it, r = item / per_row;
+      int lo = 0, hi = E - 1;   // the last expert whose first row is <= r
+      while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (offs[mid] <= r) lo = mid; else hi = mid - 1;
+      }
+      const int cnt = moe_expert(p, offs, p.sf_offsets, lo), r0 = offs[lo];
+      if (cnt <= 0 || r < r0 || r >= r0 + cnt) {   // no expert owns it (or a faulty one)
+        u++;
+        continue;
+      }
+      const int end = min(items, (r0 + cnt) * per_row), n = min(${PREP_U} - u, (end - item + 255) / 256);
+      prep_run((const unsigned char *)p.a + (long long)r0 * (K / 2),
+               (const unsigned char *)p.sfa + (long long)p.sf_offsets[lo] * (K / 16),
+               ws + (long long)r0 * K * 2, K, item - r0 * per_row, n, t);
+      u += n;
     }
-    const int cnt = moe_expert(p, p.offsets, p.sf_offsets, lo), r0 = p.offsets[lo];
-    if (cnt <= 0 || r < r0 || r >= r0 + cnt) continue;   // no expert owns it (or a faulty one)
-    prep_item((const unsigned char *)p.a + (long long)r0 * (K / 2),
-              (const unsigned char *)p.sfa + (long long)p.sf_offsets[lo] * (K / 16),
-              ws + (long long)r0 * K * 2, r - r0, j, K);
   }
 }
 
@@ -275,18 +351,18 @@ ${KERNEL_NAME}_prep(const unsigned char *__restrict__ blob, const MoeArgs moe) {
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     return;
   }
-  const int item = blockIdx.x * 256 + threadIdx.x;
-  if (item >= hdr->prep_items) return;
-  // last group whose first item is <= item (empty groups share their successor's prep0)
-  int lo = 0, hi = hdr->num_groups - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if (groups[mid].prep0 <= item) lo = mid; else hi = mid - 1;
+  // the grouped call: PREP_CTA_ITEMS consecutive items per CTA, PREP_U per thread, 256 apart
+  const int items = hdr->prep_items, t = threadIdx.x & 3;
+  const int base = blockIdx.x * ${PREP_CTA_ITEMS} + threadIdx.x;   // int: src/fam_sm90.c ACT16_MAX_ITEMS
+  for (int u = 0; u < ${PREP_U};) {   // once unless the thread's items span groups
+    const int item = base + 256 * u;
+    if (item >= items) break;
+    const GroupDesc &g = groups[prep_group(groups, hdr->num_groups, item)];
+    const int end = min(items, g.prep0 + g.m * (g.k / 16)), n = min(${PREP_U} - u, (end - item + 255) / 256);
+    prep_run((const unsigned char *)g.a, (const unsigned char *)g.sfa, (unsigned char *)g.ws, g.k,
+             item - g.prep0, n, t);
+    u += n;
   }
-  const GroupDesc g = groups[lo];
-  const int per_row = g.k / 16, local = item - g.prep0;
-  prep_item((const unsigned char *)g.a, (const unsigned char *)g.sfa, (unsigned char *)g.ws,
-            local / per_row, local % per_row, g.k);
 }
 
 // ---- mbarrier, TMA (PTX ISA "mbarrier", "cp.async.bulk", "cp.async.bulk.tensor") ----
@@ -521,7 +597,13 @@ ${TILE_LOOP}
     fence_acc(acc);
     wgmma_wait<1>();
     fence_regs(afr);
-    if (kt > 0 && lane == 0) mbar_arrive(empty0 + 8 * ((it - 1) % ${STAGES}));
+    if (kt > 0) {
+      // lane 0 releases the previous stage for its warp: the warp's reads of that stage (its
+      // tile_of word among them) are ordered before the arrive (racecheck flagged the act16p
+      // end marker's write against lanes' reads of tile_of without it)
+      __syncwarp();
+      if (lane == 0) mbar_arrive(empty0 + 8 * ((it - 1) % ${STAGES}));
+    }
     it++;
   };
   int kt = 0;
@@ -535,6 +617,7 @@ ${TILE_LOOP}
   fence_acc(acc);
   fence_regs(afr0);
   fence_regs(afr1);
+  __syncwarp();
   if (lane == 0) mbar_arrive(empty0 + 8 * ((it - 1) % ${STAGES}));  // the tile's last stage
 
   // ---- epilogue: fragment rows are weights (N of C), columns tokens (M of C); C[tok][w].

@@ -487,8 +487,8 @@ static void t_moe(void) {
     nvfp4jit_moe_info info;
     REQUIRE(nvfp4jit_moe_plan_info(mp, &info) == NVFP4JIT_OK);
     CHECK(info.variant.strategy == NVFP4JIT_STRATEGY_ACT16 && info.choice == NVFP4JIT_CHOICE_FORCED);
-    /* 64-row weight tiles: 1 x (256/32 + 4) tiles at most; prep: CTA 0 + 256 x 8 items / 256 */
-    CHECKF(info.grid == 12 && info.prep_grid == 1 + 8, "grid %u, prep grid %u", info.grid,
+    /* 64-row weight tiles: 1 x (256/32 + 4) tiles at most; prep: CTA 0 + 256 x 8 items / 1024 */
+    CHECKF(info.grid == 12 && info.prep_grid == 1 + 2, "grid %u, prep grid %u", info.grid,
            info.prep_grid);
     size_t table = sm90_moe_table_bytes(&info.variant, E, 64, 256);
     CHECK(table == 16 * 13);

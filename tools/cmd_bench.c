@@ -249,7 +249,7 @@ static int run_moe(void *u) {
  * message, 2 when the set is not one layer (skipped with a note). */
 static int bench_moe(const char *cmd, tool_dev *dev, tool_data *d, int iters, CUdeviceptr flush,
                      FILE *csv, const char *set_name, const nvfp4jit_variant *force,
-                     double *gpu_us) {
+                     nvfp4jit_plan *grouped, double *gpu_us) {
     const tool_cuda *api = dev->api;
     nvfp4jit_ctx *ctx = dev->ctx;
     size_t E = d->n;
@@ -408,6 +408,22 @@ static int bench_moe(const char *cmd, tool_dev *dev, tool_data *d, int iters, CU
     printf("  %-36s %10.2f  (MoE path, %s: %zu experts, offsets on the device)\n",
            tool_variant_str(&info.variant), us,
            force ? "the grouped call's variant" : "MoE heuristic", E);
+    if (grouped) {
+        /* The grouped call (same variant) and the MoE call in turn, each iteration one of
+         * each: the comparison issue 12 asks for, free of the drift between two separate
+         * measurements (clocks and temperature move by a few % over a set's bench). */
+        run_ctx rx = {cmd, grouped, d, dev};
+        tool_work_fn fns[2] = {run_nvfp4, run_moe};
+        void *users[2] = {&rx, &mr};
+        double ab[2] = {0, 0};
+        if ((rc = tool_time_each(cmd, dev, 2, fns, users, 3, iters, flush, FLUSH_BYTES, ab, NULL)))
+            goto out;
+        printf("  interleaved, same variant: grouped call %.2f us, MoE path %.2f us (MoE %+.1f %%)\n",
+               ab[0], ab[1], 100.0 * (ab[1] / ab[0] - 1.0));
+        if (csv)
+            fprintf(csv, "%s,nvfp4jit MoE vs grouped interleaved %s,%.3f,,,,\"grouped %.3f us\"\n",
+                    set_name, tool_variant_str(&info.variant), ab[1], ab[0]);
+    }
     printf("  MoE host us per call: %.1f same pointers, %.1f new C every call, %.1f graph replay "
            "(plan setup %.1f ms, %.1f MB on the device)\n",
            host[0], host[1], host[2], info.setup_ms, info.device_bytes / 1e6);
@@ -818,6 +834,7 @@ int cmd_bench(int argc, char **argv) {
         bench_row rows[BENCH_MAX_VARIANTS + 4];
         int nrows = 0;
         nvfp4jit_variant first_v;
+        nvfp4jit_plan *first_plan = NULL; /* --moe: the first variant's plan, until the MoE rows */
         int first_ok = 0;
         memset(rows, 0, sizeof rows);
         for (int vi = 0; vi < nvar && !rc; vi++) {
@@ -857,7 +874,8 @@ int cmd_bench(int argc, char **argv) {
                 rc = 1;
             }
             dev.api->cuStreamSynchronize(dev.stream);
-            nvfp4jit_plan_destroy(plan);
+            if (vi == 0 && moe) first_plan = plan; /* kept for the MoE comparison */
+            else nvfp4jit_plan_destroy(plan);
         }
         free(g);
         if (moe && !rc && arch == NVFP4JIT_ARCH_SM90A) {
@@ -866,12 +884,14 @@ int cmd_bench(int argc, char **argv) {
             int same = first_ok && (first_v.strategy == NVFP4JIT_STRATEGY_ACT16 ||
                                     first_v.strategy == NVFP4JIT_STRATEGY_ACT16P);
             int mr = same ? bench_moe(u.cmd, &dev, &data, iters, flush, csv, set->name, &first_v,
-                                      &mus)
+                                      first_plan, &mus)
                           : 0;
-            if (mr == 0) mr = bench_moe(u.cmd, &dev, &data, iters, flush, csv, set->name, NULL, &mus);
+            if (mr == 0)
+                mr = bench_moe(u.cmd, &dev, &data, iters, flush, csv, set->name, NULL, NULL, &mus);
             if (mr == 1) rc = 1;
             else if (mr == 2) printf("  MoE path: n/a (the groups differ in N or K, or all are empty)\n");
         }
+        if (first_plan) nvfp4jit_plan_destroy(first_plan);
         int nours = nrows;
         double mn;
         double best = -1;

@@ -46,6 +46,15 @@ for t in "${TARGETS[@]}"; do
     fail=1
     echo "fuzz: $t: FAILED (log $B/fuzz-$t.log):"
     grep -E 'ERROR|invariant|runtime error|Test unit written|SUMMARY' "$B/fuzz-$t.log" | head -20
+    # what the target printed before it died (a broken FUZZ_CHECK names its condition; a
+    # "deadly signal" alone says only that the process got one), and the input itself
+    echo "fuzz: $t: the last lines of the log before the finding:"
+    grep -v -E '^#[0-9]+' "$B/fuzz-$t.log" | grep -B 25 -m 1 -E 'SUMMARY' | head -40
+    for f in "$B"/crash-"$t"-*; do   # (-artifact_prefix: crash-T-crash-*, crash-T-oom-*, ...)
+      [ -f "$f" ] || continue
+      echo "fuzz: $t: input $f ($(wc -c < "$f") bytes, base64):"
+      head -c 4096 "$f" | base64 | head -60
+    done
   fi
 done
 exit $fail

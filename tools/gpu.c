@@ -296,11 +296,13 @@ int tool_data_create(const char *cmd, tool_dev *d, const nvfp4jit_ext_set *s, ui
 }
 
 /* ---- timing ---------------------------------------------------------------------------------- */
-int tool_time(const char *cmd, tool_dev *d, tool_work_fn fn, void *user, int warmup, int iters,
-              CUdeviceptr flush, size_t flush_bytes, double *median_us, double *min_us) {
+int tool_time_each(const char *cmd, tool_dev *d, int n, const tool_work_fn *fn, void *const *user,
+                   int warmup, int iters, CUdeviceptr flush, size_t flush_bytes, double *median_us,
+                   double *min_us) {
     const tool_cuda *api = d->api;
     int rc = 0;
-    CUevent *ev = calloc((size_t)iters * 2, sizeof *ev);
+    size_t nev = (size_t)iters * (size_t)n * 2;
+    CUevent *ev = calloc(nev, sizeof *ev);
     double *us = calloc((size_t)iters, sizeof *us);
     if (!ev || !us) {
         free(ev);
@@ -308,57 +310,71 @@ int tool_time(const char *cmd, tool_dev *d, tool_work_fn fn, void *user, int war
         return tool_fail(cmd, "out of host memory");
     }
     CUresult r;
-    for (int i = 0; i < 2 * iters; i++) {
+    for (size_t i = 0; i < nev; i++) {
         if ((r = api->cuEventCreate(&ev[i], CU_EVENT_DEFAULT)) != CUDA_SUCCESS) {
             rc = tool_cu_fail(cmd, d, r, "cuEventCreate");
             goto out;
         }
     }
     for (int i = 0; i < warmup; i++) {
-        if (flush && (r = api->cuMemsetD8Async(flush, (unsigned char)i, flush_bytes, d->stream))) {
-            rc = tool_cu_fail(cmd, d, r, "cuMemsetD8Async (L2 flush)");
-            goto out;
+        for (int f = 0; f < n; f++) {
+            if (flush && (r = api->cuMemsetD8Async(flush, (unsigned char)i, flush_bytes, d->stream))) {
+                rc = tool_cu_fail(cmd, d, r, "cuMemsetD8Async (L2 flush)");
+                goto out;
+            }
+            if ((rc = fn[f](user[f]))) goto out;
         }
-        if ((rc = fn(user))) goto out;
     }
     for (int i = 0; i < iters; i++) {
-        /* the flush sits outside the events: it is not part of the measured time */
-        if (flush && (r = api->cuMemsetD8Async(flush, (unsigned char)(i + 1), flush_bytes,
-                                               d->stream))) {
-            rc = tool_cu_fail(cmd, d, r, "cuMemsetD8Async (L2 flush)");
-            goto out;
-        }
-        if ((r = api->cuEventRecord(ev[2 * i], d->stream))) {
-            rc = tool_cu_fail(cmd, d, r, "cuEventRecord");
-            goto out;
-        }
-        if ((rc = fn(user))) goto out;
-        if ((r = api->cuEventRecord(ev[2 * i + 1], d->stream))) {
-            rc = tool_cu_fail(cmd, d, r, "cuEventRecord");
-            goto out;
+        for (int f = 0; f < n; f++) {
+            CUevent *e = &ev[((size_t)i * (size_t)n + (size_t)f) * 2];
+            /* the flush sits outside the events: it is not part of the measured time */
+            if (flush && (r = api->cuMemsetD8Async(flush, (unsigned char)(i + 1), flush_bytes,
+                                                   d->stream))) {
+                rc = tool_cu_fail(cmd, d, r, "cuMemsetD8Async (L2 flush)");
+                goto out;
+            }
+            if ((r = api->cuEventRecord(e[0], d->stream))) {
+                rc = tool_cu_fail(cmd, d, r, "cuEventRecord");
+                goto out;
+            }
+            if ((rc = fn[f](user[f]))) goto out;
+            if ((r = api->cuEventRecord(e[1], d->stream))) {
+                rc = tool_cu_fail(cmd, d, r, "cuEventRecord");
+                goto out;
+            }
         }
     }
     if ((r = api->cuStreamSynchronize(d->stream))) {
         rc = tool_cu_fail(cmd, d, r, "cuStreamSynchronize (a launch failed)");
         goto out;
     }
-    for (int i = 0; i < iters; i++) {
-        float ms = 0;
-        if ((r = api->cuEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]))) {
-            rc = tool_cu_fail(cmd, d, r, "cuEventElapsedTime");
-            goto out;
+    for (int f = 0; f < n; f++) {
+        for (int i = 0; i < iters; i++) {
+            float ms = 0;
+            CUevent *e = &ev[((size_t)i * (size_t)n + (size_t)f) * 2];
+            if ((r = api->cuEventElapsedTime(&ms, e[0], e[1]))) {
+                rc = tool_cu_fail(cmd, d, r, "cuEventElapsedTime");
+                goto out;
+            }
+            us[i] = (double)ms * 1e3;
         }
-        us[i] = (double)ms * 1e3;
+        median_us[f] = tool_median(us, iters); /* sorts */
+        if (min_us) min_us[f] = us[0];
     }
-    *median_us = tool_median(us, iters); /* sorts */
-    if (min_us) *min_us = us[0];
 out:
     if (rc) api->cuStreamSynchronize(d->stream);
-    for (int i = 0; i < 2 * iters; i++)
+    for (size_t i = 0; i < nev; i++)
         if (ev[i]) api->cuEventDestroy(ev[i]);
     free(ev);
     free(us);
     return rc;
+}
+
+int tool_time(const char *cmd, tool_dev *d, tool_work_fn fn, void *user, int warmup, int iters,
+              CUdeviceptr flush, size_t flush_bytes, double *median_us, double *min_us) {
+    return tool_time_each(cmd, d, 1, &fn, &user, warmup, iters, flush, flush_bytes, median_us,
+                          min_us);
 }
 
 /* ---- dequantisation -------------------------------------------------------------------------- */

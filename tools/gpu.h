@@ -92,6 +92,14 @@ typedef int (*tool_work_fn)(void *user);
 int tool_time(const char *cmd, tool_dev *d, tool_work_fn fn, void *user, int warmup, int iters,
               CUdeviceptr flush, size_t flush_bytes, double *median_us, double *min_us);
 
+/* tool_time of n works at once, interleaved: each iteration runs fn[0], fn[1], ... in turn (each
+ * after its own flush, between its own events), so a drift of the clocks or the temperature
+ * during the measurement reaches every work alike. median_us[f] (and min_us[f] unless NULL)
+ * per work. */
+int tool_time_each(const char *cmd, tool_dev *d, int n, const tool_work_fn *fn, void *const *user,
+                   int warmup, int iters, CUdeviceptr flush, size_t flush_bytes, double *median_us,
+                   double *min_us);
+
 /* Dequantise a packed operand (rows x K, blocked scales) to row-major fp16 (bf16 = 0) or
  * bf16 (bf16 = 1) bits, with `threads` threads. Exact: every e2m1*e4m3 value is
  * representable in both. */
