@@ -111,6 +111,9 @@ verify)   # after a renovation: every GPU test area, the MoE bad-offset test und
   (cd "$B" && timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 ./nvfp4jit_tests moe bad_offsets) \
     > "$OUT/verify_memcheck.log" 2>&1
   echo "memcheck moe bad_offsets: rc $? $(grep -E 'ERROR SUMMARY' "$OUT/verify_memcheck.log" | tail -n 1)"
+  (cd "$B" && timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 ./nvfp4jit_tests moe small) \
+    > "$OUT/verify_racecheck.log" 2>&1
+  echo "racecheck moe small: rc $? $(grep -E 'RACECHECK SUMMARY' "$OUT/verify_racecheck.log" | tail -n 1)"
   timeout 150 "$B/nvfp4jit" bench --moe --iters 20 --problems problems/moe.txt --no-cublas \
     --set decode64-up,decode64-down,prefill8-up,skewed8-up > "$OUT/verify_bench_moe.txt" 2>&1
   timeout 150 "$B/nvfp4jit" bench --moe --iters 20 > "$OUT/verify_bench_gpumode.txt" 2>&1

@@ -549,7 +549,13 @@ ${TILE_LOOP}
   const int *tile_of = (const int *)(smem + ${TILE_OF});
   for (;;) {
   mbar_wait(full0 + 8 * (it % ${STAGES}), (it / ${STAGES}) & 1);   // the tile's first stage
-  const int ti = tile_of[it % ${STAGES}];
+  // lane 0 reads the stage's tile word and shares it: the lane that releases the stage (its
+  // arrive on the empty barrier) is the one that read it, so compute-sanitizer's racecheck sees
+  // the read ordered before the producer's next write (with every lane reading, it reported a
+  // WAR hazard per lane against the end marker, although __syncwarp orders them)
+  int ti = 0;
+  if (lane == 0) ti = *(volatile const int *)&tile_of[it % ${STAGES}];   // (volatile: no lane speculates it)
+  ti = __shfl_sync(0xFFFFFFFFu, ti, 0);
   if (ti < 0) break;
 % else
 ${TILE_LOOP}
