@@ -11,6 +11,7 @@
 #   bash bench/h200.sh verify           GPU test areas, MoE memcheck, bench --moe on moe.txt and gpumode.txt
 #   bash bench/h200.sh moegap           MoE path vs the grouped call of the same variant, act16 and act16p
 #   bash bench/h200.sh prepab TAG=BIN...  token prep A/B: ncu times of the prep kernels, bench --moe
+#   bash bench/h200.sh ab TAG=BIN...    kernel A/B: each set's heuristic variant per binary, A B A B, then cuBLAS
 #   bash bench/h200.sh soak             10,000-call soak, memcheck/racecheck/synccheck per strategy + MoE
 set -uo pipefail
 OUT=${OUT:-$PWD/out}; mkdir -p "$OUT"
@@ -157,5 +158,30 @@ prepab)   # issue 13 (token prep): per binary (TAG=PATH of an nvfp4jit command),
   done
   rm -f "$OUT/prepab.tmp"
   (cd "$OUT" && tar czf prepab_ncu.tgz prepab_ncu_*.csv && rm -f prepab_ncu_*.csv) ;;
+ab)   # issue 13 (kernel A/B): per set, every binary (TAG=PATH of an nvfp4jit command) in turn,
+  # twice (A B A B: drift shows as a difference between the rounds), the heuristic's variant (or
+  # AB_VARIANT), no cuBLAS; then the last binary's bench with cuBLAS on AB_SETS (the report table)
+  for fs in ${AB_SETS:-moe.txt:decode64-up moe.txt:decode64-down moe.txt:prefill8-up moe.txt:prefill16-big \
+             moe.txt:skewed8-up moe.txt:single-large gpumode.txt:bench1 gpumode.txt:bench2 gpumode.txt:bench3 \
+             gpumode.txt:bench4}; do
+    for round in 1 2; do
+      for spec in "$@"; do
+        tag=${spec%%=*}; bin=${spec#*=}
+        args=(bench --iters ${AB_ITERS:-20} --no-cublas --problems "problems/${fs%%:*}" --set "${fs#*:}")
+        [ -n "${AB_VARIANT:-}" ] && args+=(--variant "$AB_VARIANT")
+        timeout 200 "$bin" "${args[@]}" > "$OUT/ab.tmp" 2>&1
+        echo "== $tag round $round ${fs#*:}: rc $? $(grep -hE 'nvfp4jit sm' "$OUT/ab.tmp" | head -1)"
+        cat "$OUT/ab.tmp" >> "$OUT/ab_${tag}.txt"
+      done
+    done
+  done
+  rm -f "$OUT/ab.tmp"
+  last=${!#}; bin=${last#*=}
+  if [ -z "${AB_NO_CUBLAS:-}" ]; then
+    timeout 200 "$bin" bench --iters 30 --csv "$OUT/ab_cublas_gpumode.csv" > "$OUT/ab_cublas_gpumode.txt" 2>&1
+    timeout 250 "$bin" bench --iters 20 --problems problems/moe.txt --set 'decode*,prefill*,skewed*,single*' \
+      --csv "$OUT/ab_cublas_moe.csv" > "$OUT/ab_cublas_moe.txt" 2>&1
+    grep -hE '^== |nvfp4jit sm|cuBLAS|^geomean' "$OUT/ab_cublas_gpumode.txt" "$OUT/ab_cublas_moe.txt"
+  fi ;;
 *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac

@@ -129,11 +129,29 @@ static __device__ __forceinline__ u32 hmul2(u32 a, u32 b) {
 // and its sign at bit 15 gives the fp16 e2m1 * 2^-14 exactly (exponent field e1e0, mantissa m);
 // times an e4m3 scale the product is exact in fp16 (DESIGN.md "Numerics": at most 6
 // significant bits, a multiple of 2^-24 inside fp16's range).
+// 11 integer instructions per word (was 15): the sign sits 3 bits above a code's value bits and
+// must land 6 above, so one bitwise select per nibble parity moves every sign of that parity at
+// once, and each pair is then one shift and one mask (bits outside 0x8E008E00 of the selects
+// are don't-care):
+//   v: per byte, bits 0..2 = the even code's value (w), bit 6 = its sign (w << 3);
+//      pair (0,4) = (v << 9) & M, pair (2,6) = (v << 1) & M
+//   u: per byte, bits 1..3 = the odd code's value (w >> 3), bit 7 = its sign (w);
+//      pair (1,5) = (u << 8) & M, pair (3,7) = u & M
+// (a & m) | (c & ~m) in one LOP3 with m as its immediate (written as (a & m) | (c & ~m), ptxas
+// emits two LOP3s with the masks m and ~m as two immediates)
+template <u32 m> static __device__ __forceinline__ u32 sel_bits(u32 a, u32 c) {
+  u32 r;
+  asm("lop3.b32 %0, %1, %2, %3, 0xE2;" : "=r"(r) : "r"(a), "n"(m), "r"(c));
+  return r;
+}
 static __device__ __forceinline__ void dec8(u32 w, u32 s2, u32 *o) {
-  o[0] = hmul2(((w << 9) & 0x0E000E00u) | ((w << 12) & 0x80008000u), s2);
-  o[1] = hmul2(((w << 5) & 0x0E000E00u) | ((w << 8) & 0x80008000u), s2);
-  o[2] = hmul2(((w << 1) & 0x0E000E00u) | ((w << 4) & 0x80008000u), s2);
-  o[3] = hmul2(((w >> 3) & 0x0E000E00u) | (w & 0x80008000u), s2);
+  const u32 M = 0x8E008E00u;
+  const u32 v = sel_bits<0x07070707u>(w, w << 3);
+  const u32 u = sel_bits<0x0E0E0E0Eu>(w >> 3, w);
+  o[0] = hmul2((v << 9) & M, s2);
+  o[1] = hmul2((u << 8) & M, s2);
+  o[2] = hmul2((v << 1) & M, s2);
+  o[3] = hmul2(u & M, s2);
 }
 static __device__ __forceinline__ u32 scale_f16x2(u32 sb) { return e4m3x2_to_f16x2(sb | (sb << 8)); }
 
@@ -392,6 +410,14 @@ static __device__ __forceinline__ void tma_2d(u32 dst, const void *map, int c0, 
 static __device__ __forceinline__ u64 make_desc(u32 saddr) {
   return (u64)((saddr & 0x3FFFF) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
 }
+// make_desc for the k-loop, in two halves: desc_lo(saddr) per stage (start field and the
+// leading byte offset), then desc_at adds a k-step's advance (16-byte units) and the high word.
+// No address mask: shared::cta addresses are below 2^18, so the start field never carries into
+// the LBO (the masked form per wgmma cost 7 instructions, 28 of the ~148 of a k-step)
+static __device__ __forceinline__ u32 desc_lo(u32 saddr) { return (saddr >> 4) | (1u << 16); }
+static __device__ __forceinline__ u64 desc_at(u32 lo, u32 adv16) {
+  return (u64)(lo + adv16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
+}
 static __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 static __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N> static __device__ __forceinline__ void wgmma_wait() {
@@ -544,17 +570,21 @@ ${TILE_LOOP}
   const int lr0 = cw * 64 + warp * 16 + lane / 4;   // local weight rows lr0 and lr0 + 8
   const u32 woff0 = lr0 * 32 + t * 8, woff1 = woff0 + 8 * 32;
   u32 afr0[16], afr1[16];   // fragment registers of even and odd k-tiles
-  int it = 0;
+  // The ring position of the next stage, carried across tiles and advanced by a compare (no
+  // division by STAGES per k-step).
+  int slot = 0, prev_slot = 0;
+  u32 phase = 0;
+  const u32 tok0 = smem_u32(smem);
 % if PERSIST then
   const int *tile_of = (const int *)(smem + ${TILE_OF});
   for (;;) {
-  mbar_wait(full0 + 8 * (it % ${STAGES}), (it / ${STAGES}) & 1);   // the tile's first stage
+  mbar_wait(full0 + 8 * slot, phase);   // the tile's first stage
   // lane 0 reads the stage's tile word and shares it: the lane that releases the stage (its
   // arrive on the empty barrier) is the one that read it, so compute-sanitizer's racecheck sees
   // the read ordered before the producer's next write (with every lane reading, it reported a
   // WAR hazard per lane against the end marker, although __syncwarp orders them)
   int ti = 0;
-  if (lane == 0) ti = *(volatile const int *)&tile_of[it % ${STAGES}];   // (volatile: no lane speculates it)
+  if (lane == 0) ti = *(volatile const int *)&tile_of[slot];   // (volatile: no lane speculates it)
   ti = __shfl_sync(0xFFFFFFFFu, ti, 0);
   if (ti < 0) break;
 % else
@@ -577,8 +607,7 @@ ${TILE_LOOP}
   // One k-tile: wait for its stage, decode this thread's weights into fragment registers, four
   // wgmma steps, then release the previous stage (its wgmma is complete after wait_group 1).
   auto step = [&](int kt, u32 *afr) {
-    const int slot = it % ${STAGES};
-    mbar_wait(full0 + 8 * slot, (it / ${STAGES}) & 1);
+    mbar_wait(full0 + 8 * slot, phase);
     const unsigned char *w = smem + ${W_OFF} + slot * ${W_BYTES};
     const unsigned char *sf = smem + ${SF_OFF} + slot * ${SF_BYTES};
     const uint2 q0 = *(const uint2 *)(w + woff0), q1 = *(const uint2 *)(w + woff1);
@@ -596,9 +625,9 @@ ${TILE_LOOP}
     fence_regs(afr);
     fence_acc(acc);
     wgmma_fence();
-    const u32 tok = smem_u32(smem + slot * ${TOK_BYTES});
+    const u32 tok = desc_lo(tok0 + slot * ${TOK_BYTES});
 #pragma unroll
-    for (int s = 0; s < 4; s++) wgmma_rs(acc, afr + 4 * s, make_desc(tok + s * 32));
+    for (int s = 0; s < 4; s++) wgmma_rs(acc, afr + 4 * s, desc_at(tok, 2 * s));   // 32 bytes per step
     wgmma_commit();
     fence_acc(acc);
     wgmma_wait<1>();
@@ -608,9 +637,13 @@ ${TILE_LOOP}
       // tile_of word among them) are ordered before the arrive (racecheck flagged the act16p
       // end marker's write against lanes' reads of tile_of without it)
       __syncwarp();
-      if (lane == 0) mbar_arrive(empty0 + 8 * ((it - 1) % ${STAGES}));
+      if (lane == 0) mbar_arrive(empty0 + 8 * prev_slot);
     }
-    it++;
+    prev_slot = slot;
+    if (++slot == ${STAGES}) {
+      slot = 0;
+      phase ^= 1;
+    }
   };
   int kt = 0;
   for (;;) {
@@ -624,7 +657,7 @@ ${TILE_LOOP}
   fence_regs(afr0);
   fence_regs(afr1);
   __syncwarp();
-  if (lane == 0) mbar_arrive(empty0 + 8 * ((it - 1) % ${STAGES}));  // the tile's last stage
+  if (lane == 0) mbar_arrive(empty0 + 8 * prev_slot);  // the tile's last stage
 
   // ---- epilogue: fragment rows are weights (N of C), columns tokens (M of C); C[tok][w].
   // Both operands carried 2^-14: C = acc * 2^28, exact in fp32.

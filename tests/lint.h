@@ -92,9 +92,10 @@ void tnum_str(tnum t, int bits, char *buf, size_t n);
 
 /* The address a shared-memory matrix descriptor operand (a 64-bit register) was built from:
  * follows or/cvt/and/shr-by-4 back to the 32-bit address register. *hi receives the constant
- * or-ed into the descriptor (the fields above the start address), 0 if not found.
- * @return the address register's index, or -1. */
-int lint_desc_addr(const lint_prog *p, const char *desc_op, uint64_t *hi);
+ * or-ed into the descriptor (the fields above the start address), 0 if not found; *off (if
+ * not NULL) the bytes added to the start field after the shift (an add of an immediate, in
+ * 16-byte units: a k-step advance), 0 if none. @return the address register's index, or -1. */
+int lint_desc_addr(const lint_prog *p, const char *desc_op, uint64_t *hi, uint64_t *off);
 
 /* ---- a recording stub of cuTensorMapEncodeTiled (tests/test_hostmap.c) ----
  * hostmap_api() is a drv_api whose cuTensorMapEncodeTiled records every parameter, writes

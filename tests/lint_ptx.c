@@ -800,8 +800,10 @@ void lint_affine_str(const lint_prog *p, const lint_affine *a, char *buf, size_t
     if (!a->ok && o < n) snprintf(buf + o, n - o, " (+ more)");
 }
 
-int lint_desc_addr(const lint_prog *p, const char *desc_op, uint64_t *hi) {
+int lint_desc_addr(const lint_prog *p, const char *desc_op, uint64_t *hi, uint64_t *off) {
+    uint64_t add = 0;
     *hi = 0;
+    if (off) *off = 0;
     int r = lint_reg(p, desc_op);
     int after = -1;            /* the register shifted right by 4 */
     uint64_t keep = ~0ULL;     /* field bits the masks after the shift keep */
@@ -823,6 +825,7 @@ int lint_desc_addr(const lint_prog *p, const char *desc_op, uint64_t *hi) {
             /* bits the field masks dropped must be known zero in the address */
             uint64_t dropped = (~keep & 0x3FFF) << 4;
             if (p->has[r] && ((p->val[r].m | p->val[r].v) & dropped)) return -1;
+            if (off) *off = add << 4;
             return r;
         }
         if (p->ndef[r] != 1) return -1;
@@ -831,13 +834,20 @@ int lint_desc_addr(const lint_prog *p, const char *desc_op, uint64_t *hi) {
         if (in->nops < 2) return -1;
         /* the fields above the start address: or-ed, or added where they cannot carry
          * (the compiler turns one into the other) */
-        if ((!strncmp(in->op, "or.b64", 6) || !strncmp(in->op, "add.s64", 7) ||
-             !strncmp(in->op, "add.u64", 7)) && in->nops == 3) {
+        if ((!strncmp(in->op, "or.b64", 6) || !strncmp(in->op, "or.b32", 6) ||
+             !strncmp(in->op, "add.s64", 7) || !strncmp(in->op, "add.u64", 7)) && in->nops == 3) {
             int i0 = parse_imm(in->ops[2], &imm) ? 1 : parse_imm(in->ops[1], &imm) ? 2 : 0;
             if (!i0 || (in->op[0] == 'a' && (imm & 0x3FFF))) return -1;
             *hi |= imm;
             r = lint_reg(p, in->ops[i0]);
         } else if (!strncmp(in->op, "cvt.", 4) || !strncmp(in->op, "mov.", 4)) {
+            r = lint_reg(p, in->ops[1]);
+        } else if ((!strncmp(in->op, "add.s32", 7) || !strncmp(in->op, "add.u32", 7)) &&
+                   in->nops == 3 && keep == ~0ULL && parse_imm(in->ops[2], &imm) && imm < 0x4000) {
+            /* (address >> 4) + imm: a start-field advance of imm * 16 bytes, below any mask
+             * (a carry out of the 14-bit field is the start check's concern: the caller adds
+             * the advance to the address it checks) */
+            add += imm;
             r = lint_reg(p, in->ops[1]);
         } else if (!strncmp(in->op, "and.", 4) && in->nops == 3 && parse_imm(in->ops[2], &imm)) {
             keep &= imm;

@@ -111,8 +111,8 @@ static void check_desc_start(const char *name, const lint_prog *p, const char *o
         return;
     }
     /* a run-time term: split the address it was built from into atom base + loop terms */
-    uint64_t hi;
-    int ar = lint_desc_addr(p, op, &hi);
+    uint64_t hi, adv;
+    int ar = lint_desc_addr(p, op, &hi, &adv);
     if (ar < 0) {
         LFAIL(st, "%s descriptor %s: start address not known mod %u and not traceable", what, op,
               span);
@@ -125,6 +125,7 @@ static void check_desc_start(const char *name, const lint_prog *p, const char *o
         st->misaligned++;
         return;
     }
+    a.c += (long long)adv; /* an advance added to the start field after the shift */
     tnum base = tnum_const((uint64_t)a.c);
     char buf[512];
     lint_affine_str(p, &a, buf, sizeof buf);
@@ -156,7 +157,7 @@ static int desc_fields(const lint_prog *p, const char *op, uint64_t *hi) {
         *hi = t.v & ~0x3FFFULL;
         return 1;
     }
-    return lint_desc_addr(p, op, hi) >= 0 && *hi != 0;
+    return lint_desc_addr(p, op, hi, NULL) >= 0 && *hi != 0;
 }
 
 /* Record the tensor maps the family encodes for one small group (the lint needs their
