@@ -102,6 +102,36 @@ static int act16_consumer_regs(const nvfp4jit_variant *v) {
     return r > 255 ? 255 : r;
 }
 
+static size_t sm90_dyn_smem(const nvfp4jit_variant *v);
+
+/* Registers the register rule (sm90_check) expects an act16 consumer thread to need: N/2
+ * accumulators, 32 fragment registers (two k-tiles) and ~24 for the rest; act16p's tile loop a
+ * few more on the wide tiles (see sm90_check). */
+static int act16_need_regs(const nvfp4jit_variant *v) {
+    int need = v->block_n / 2 + 56;
+    if (v->strategy == NVFP4JIT_STRATEGY_ACT16P && v->block_m >= 192) need += 9;
+    return need;
+}
+
+/* act16 (one CTA per tile): the CTAs per SM the kernel is compiled for (MIN_CTAS, the second
+ * argument of its __launch_bounds__): the most whose warps fit the register file at the
+ * register rule's need rounded up to 8 (each of the 4 sub-partitions holds a quarter of the
+ * registers and every 4th warp, as in act16_consumer_regs), whose shared memory (+1 KB
+ * reserved per CTA) fits the SM and whose threads fit 2048. ptxas then caps the registers to
+ * fit: 128x24 went from 79 registers (2 CTAs) to 72 (3 CTAs), decode64-up 324 -> 302 us on the
+ * H200 (bench/RESULTS.md 2026-12-04). act16p launches one persistent CTA per SM: 1. */
+static int sm90_ctas_per_sm(const nvfp4jit_variant *v) {
+    if (v->strategy != NVFP4JIT_STRATEGY_ACT16) return 1;
+    int need = act16_need_regs(v), warps = (2 * v->block_m + 32) / 32;
+    need = need < 72 ? 72 : (need + 7) / 8 * 8; /* (64: 64x8 spilled 4 bytes at 6 CTAs) */
+    size_t smem = sm90_dyn_smem(v) + 1024;
+    int o = 1;
+    while ((o + 1) * warps <= 64 && (size_t)(o + 1) * smem <= SM90_SMEM_SM &&
+           ((o + 1) * warps + 3) / 4 * 32 * need <= SM90_REGS_MAX / 4)
+        o++;
+    return o;
+}
+
 /* Offsets from the kernel's 1024-byte aligned base (the launch asks for 1024 bytes more:
  * the dynamic base is only 16-byte aligned, see DESIGN.md "Static shared memory"). */
 static void dual_layout(const nvfp4jit_variant *v, dual_smem *l) {
@@ -195,8 +225,7 @@ static int sm90_check(const nvfp4jit_variant *v, char *why, size_t n) {
          * only act16p variant that spilled when all were compiled (2026-12-03); with the MoE
          * entry's tile table (issue 12) 256x64 act16p spilled 12 bytes too, so BLOCK_M 256
          * gets the same margin */
-        int need = v->block_n / 2 + 56, have = act16_consumer_regs(v);
-        if (v->strategy == NVFP4JIT_STRATEGY_ACT16P && v->block_m >= 192) need += 9;
+        int need = act16_need_regs(v), have = act16_consumer_regs(v);
         if (need > have) {
             snprintf(why, n,
                      "needs ~%d registers per consumer thread (%d accumulators), %d consumer "
@@ -255,6 +284,7 @@ static int sm90_params(const nvfp4jit_variant *v, tmpl_param *p, int cap) {
         PARAM("BLOB_TILE_BYTES", sizeof(blob_tile));
         PARAM("MOE_ARGS_BYTES", sizeof(nj_moe_args));
         PARAM("PREP_CTA_ITEMS", NJ_ACT16_PREP_CTA_ITEMS);
+        PARAM("MIN_CTAS", sm90_ctas_per_sm(v));
         PARAM("SMEM_TOK_BYTES", l.tok);
         PARAM("SMEM_W_BYTES", l.w);
         PARAM("SMEM_SF_BYTES", l.sf);
@@ -566,10 +596,10 @@ static const fam_rates sm90_rates = {
     .tile_overhead_us = 1.5,
     .iter_overhead_clk = 400.0,
     .act16_decode_per_clk = 20.0,
-    .l2_bytes_per_clk = 28.0,
+    .l2_bytes_per_clk = 48.0,
     .act16p_tile_us = 1.5,
     .regs_per_thread = 0,
-    .ring_latency_us = 0,
+    .ring_latency_us = 0.63, /* act16's ring (heuristic.c): ~1100 clocks, fitted 2026-12-04 */
 };
 
 const family fam_sm90a = {
@@ -590,6 +620,7 @@ const family fam_sm90a = {
     .check = sm90_check,
     .threads = sm90_threads,
     .dyn_smem = sm90_dyn_smem,
+    .ctas_per_sm = sm90_ctas_per_sm,
     .params = sm90_params,
     .enumerate = sm90_enumerate,
     .blob_size = sm90_blob_size,

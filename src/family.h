@@ -111,6 +111,9 @@ typedef struct family {
      * reason in why (why_n may be 0: no reason wanted). */
     int (*fits)(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n, char *why,
                 size_t why_n);
+    /* CTAs of v the kernel is compiled to fit on one SM (its __launch_bounds__), which the
+     * heuristic's occupancy model uses; NULL or 0: the heuristic's own estimate. */
+    int (*ctas_per_sm)(const nvfp4jit_variant *v);
 } family;
 
 /* Device-blob and shared-memory layouts reach the template as integer parameters named

@@ -37,11 +37,19 @@
  * with another's main loop (the per-tile cost is spread over o CTA slots, as for act16).
  *
  * sm_90a act16, per k-step of one CTA, with o CTAs of the variant resident per SM:
- *   max(o * (decode + mma), o * L2 bytes / L2 rate)
- * decode and wgmma add up rather than overlap (each consumer warpgroup waits for its previous
- * wgmma group before it decodes the next k-step), and the fp16 token tile's L2 traffic binds
- * on the widest token tiles; times a factor for shallow rings (2 and 3 stages measured
- * 1.6x and 1.15x slower than 4..8; deeper rings are ties, left to the tuner). */
+ *   max(o * (max(decode, mma) + 1.2 min(decode, mma)^2 / (decode + mma)), o * L2 bytes / L2 rate)
+ * decode and wgmma overlap in part (a warpgroup decodes the next k-step while its previous
+ * wgmma group is in flight, then waits for it); the fp16 token tile's L2 traffic would bind
+ * only on the widest token tiles (ncu after the diet: L2 at 37 % of peak on bench1 128x128,
+ * 52 % on prefill8-up 128x192; tensor pipe 58 % and 84 %); or what the ring allows when that
+ * is longer: a stage is held
+ * while it is decoded and while the wgmma reading its tokens is in flight, so STAGES - 2
+ * loads run ahead, each a round trip (fam_rates.ring_latency_us): (latency + step) /
+ * (STAGES - 2). Fitted on the H200 after the consumer's instruction diet (2026-12-04):
+ * bench1 128x128 s4 171.5 us, s6 153.1, s8 150.1 (k-step ~733 clocks unlimited, ~846 at s4:
+ * a round trip of ~960 clocks), 128x192 on bench2 s4 108.8, s6 100.4 (~1140 clocks): 1100
+ * (0.63 us); decode64-up 128x24 at 2 CTAs per SM s4 324 -> s8 301 us.
+ * (Before it, 2 and 3 stages were a factor 1.6 and 1.15 and 4..8 ties.) */
 
 typedef struct rank_acc {
     const family *f;
@@ -85,7 +93,10 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
         c->kstep_us = step / (r->clock_ghz * 1e3);
         c->ring_us = ring_clk / (r->clock_ghz * 1e3);
     }
-    if (act16 && v->strategy != NVFP4JIT_STRATEGY_ACT16P) {
+    if (act16 && v->strategy != NVFP4JIT_STRATEGY_ACT16P && f->ctas_per_sm &&
+        f->ctas_per_sm(v) > 0) {
+        occ = f->ctas_per_sm(v); /* what the kernel is compiled for */
+    } else if (act16 && v->strategy != NVFP4JIT_STRATEGY_ACT16P) {
         int threads = f->threads(v), regs = v->block_n / 2 + 56;
         regs = regs < 64 ? 64 : (regs + 7) / 8 * 8;
         int by_regs = f->regs_sm / (regs * threads);
@@ -124,9 +135,20 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
             double l2 = ((double)v->block_n * v->block_k * 2 +
                          (double)v->block_m * v->block_k / 2 + 512.0) /
                         r->l2_bytes_per_clk;
-            double o = occ;
-            step = fmax(o * (dec + mma), o * l2);
-            step *= v->stages <= 2 ? 1.6 : v->stages == 3 ? 1.15 : 1.0;
+            double o = occ, lat = r->ring_latency_us * r->clock_ghz * 1e3;
+            /* decode and wgmma overlap in part (the next k-step's decode runs while the
+             * previous wgmma group is in flight), the more the longer the wgmma: the longer
+             * one plus 1.2 min^2 / (decode + mma) (fits 128x128 ~733 and 128x192 ~914 clocks
+             * per k-step on the H200, from bench1 and the tensor pipe's 84 % on prefill8-up) */
+            double lo = fmin(dec, mma);
+            step = fmax(o * (fmax(dec, mma) + 1.2 * lo * lo / (dec + mma)), o * l2);
+            /* the ring: a stage is held while it is decoded and while the wgmma that reads
+             * its tokens is in flight, so STAGES - 2 loads are in flight ahead of the
+             * consumers, each a round trip of lat */
+            double ring = (lat + step) / (v->stages > 2 ? v->stages - 2 : 0.5);
+            c->kstep_us = step / clk_per_us;
+            c->ring_us = ring / clk_per_us;
+            step = fmax(step, ring);
             prep_bytes += (double)g->m * g->k * (0.5 + 1.0 / 16 + 2.0);
         }
         /* act16p: a persistent CTA loads its next tile while it stores the last one */

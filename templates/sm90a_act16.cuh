@@ -449,7 +449,9 @@ static __device__ __forceinline__ u32 f32x2_to_f16x2(float a, float b) {
 
 struct TileInfo { int group, tx, ty, row0, m, tok_map; unsigned short *c; };
 
-extern "C" __global__ void __launch_bounds__(${THREADS}, 1)
+// MIN_CTAS: the CTAs per SM the host's occupancy model counts on (src/fam_sm90.c
+// sm90_ctas_per_sm); ptxas fits the registers to it
+extern "C" __global__ void __launch_bounds__(${THREADS}, ${MIN_CTAS})
 ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
   // Everything lives in dynamic shared memory, aligned here to 1024 bytes (TMA's 128-byte
   // swizzle repeats every 1024 bytes and takes its pattern from the address). The declaration

@@ -61,6 +61,46 @@ static void compile_ok(nvfp4jit_ctx *ctx, nvfp4jit_variant v, int sm) {
            r.shared_dynamic_bytes, r.compile_ms);
 }
 
+/* act16 kernels are compiled for the CTAs per SM the heuristic counts on (MIN_CTAS from
+ * fam_sm90.c sm90_ctas_per_sm, the second argument of __launch_bounds__): every act16 variant
+ * (4 stages: the tile decides) compiled for more than one fits that many by its registers (each
+ * of the 4 sub-partitions holds a quarter of the register file and every 4th warp), without
+ * spills. With the bound fixed at 1, 128x24 took 79 registers and fitted 2 CTAs, not 3. */
+static void t_act16_occupancy(void) {
+    nvfp4jit_ctx *ctx = mk(NULL);
+    const family *f = fam_get(NVFP4JIT_ARCH_SM90A);
+    REQUIRE(ctx && f && f->ctas_per_sm);
+    size_t n = 0;
+    REQUIRE(nvfp4jit_variant_space(NVFP4JIT_ARCH_SM90A, NULL, 0, &n) == NVFP4JIT_OK);
+    nvfp4jit_variant *vs = calloc(n, sizeof *vs);
+    REQUIRE(vs && nvfp4jit_variant_space(NVFP4JIT_ARCH_SM90A, vs, n, &n) == NVFP4JIT_OK);
+    int checked = 0;
+    for (size_t i = 0; i < n; i++) {
+        const nvfp4jit_variant *v = &vs[i];
+        if (v->strategy != NVFP4JIT_STRATEGY_ACT16 || v->stages != 4) continue;
+        int o = f->ctas_per_sm(v);
+        if (o < 2) continue;
+        char name[96];
+        nvfp4jit_variant_format(v, name, sizeof name);
+        nvfp4jit_kernel *k = NULL;
+        CHECKF(nvfp4jit_compile(ctx, v, &k) == NVFP4JIT_OK, "%s: %s", name,
+               nvfp4jit_last_error(ctx));
+        if (!k) continue;
+        nvfp4jit_resources r;
+        REQUIRE(nvfp4jit_kernel_resources(k, &r) == NVFP4JIT_OK);
+        int per_sub = (o * f->threads(v) / 32 + 3) / 4, cap = 65536 / 4 / 32 / per_sub;
+        cap -= cap % 8;
+        CHECKF(r.registers <= cap && r.spill_store_bytes == 0 && r.spill_load_bytes == 0,
+               "%s: %d registers, %d/%d bytes spilled; %d CTAs per SM need at most %d",
+               name, r.registers, r.spill_store_bytes, r.spill_load_bytes, o, cap);
+        printf("  %-30s %d CTAs per SM: %3d registers (at most %d)\n", name, o, r.registers, cap);
+        checked++;
+    }
+    CHECKF(checked >= 10, "only %d act16 variants with more than one CTA per SM", checked);
+    free(vs);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
 static void t_sm90_matrix(void) {
     nvfp4jit_ctx *ctx = mk(NULL);
     REQUIRE(ctx);
@@ -339,6 +379,7 @@ static void t_layout_drift(void) {
 
 const test_case tests_compile[] = {
     {"sm90_matrix", t_sm90_matrix},
+    {"act16_occupancy", t_act16_occupancy},
     {"sm100_matrix", t_sm100_matrix},
     {"forced_failures", t_forced_failures},
     {"real_compile_error", t_real_compile_error},
