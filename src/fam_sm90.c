@@ -105,10 +105,13 @@ static int act16_consumer_regs(const nvfp4jit_variant *v) {
 static size_t sm90_dyn_smem(const nvfp4jit_variant *v);
 
 /* Registers the register rule (sm90_check) expects an act16 consumer thread to need: N/2
- * accumulators, 32 fragment registers (two k-tiles) and ~24 for the rest; act16p's tile loop a
+ * accumulators, 32 fragment registers (two k-tiles) and ~26 for the rest; act16p's tile loop a
  * few more on the wide tiles (see sm90_check). */
 static int act16_need_regs(const nvfp4jit_variant *v) {
-    int need = v->block_n / 2 + 56;
+    /* (+58 rather than 56, and 8 more at BLOCK_K 128: with the bound at 72 registers for 3
+     * CTAs, ptxas serialised the wgmmas of 128x32 (C7513) and 128x24x128 spilled 20 bytes;
+     * compile.act16_occupancy) */
+    int need = v->block_n / 2 + 58 + (v->block_k > 64 ? 8 : 0);
     if (v->strategy == NVFP4JIT_STRATEGY_ACT16P && v->block_m >= 192) need += 9;
     return need;
 }
@@ -146,10 +149,10 @@ static void dual_layout(const nvfp4jit_variant *v, dual_smem *l) {
 }
 
 static void act16_layout(const nvfp4jit_variant *v, act16_smem *l) {
-    size_t st = (size_t)v->stages;
-    l->tok = (size_t)v->block_n * 128; /* BLOCK_N rows x 64 fp16, 128B-swizzled */
-    l->w = (size_t)v->block_m * 32;    /* BLOCK_M rows x 64 packed e2m1 */
-    l->sf = (size_t)act16_sf_blocks(v) * 512;
+    size_t st = (size_t)v->stages, ksub = (size_t)v->block_k / 64; /* 64-k blocks per stage */
+    l->tok = ksub * v->block_n * 128; /* per 64-k block: BLOCK_N rows x 64 fp16, 128B-swizzled */
+    l->w = (size_t)v->block_m * v->block_k / 2; /* BLOCK_M rows x BLOCK_K packed e2m1 */
+    l->sf = ksub * act16_sf_blocks(v) * 512;
     l->w_off = st * l->tok;
     l->sf_off = l->w_off + st * l->w;
     l->bar_off = l->sf_off + st * l->sf;
@@ -209,9 +212,9 @@ static int sm90_check(const nvfp4jit_variant *v, char *why, size_t n) {
             snprintf(why, n, "act16 puts the weights on wgmma's M side: needs swap_ab = 1");
             return 0;
         }
-        if (v->block_k != 64) {
-            snprintf(why, n, "BLOCK_K=%d: act16 needs 64 (one scale block per stage)",
-                     v->block_k);
+        if (v->block_k != 64 && v->block_k != 128) {
+            snprintf(why, n, "BLOCK_K=%d: act16 needs 64 or 128 (one or two 64-k blocks per "
+                     "stage)", v->block_k);
             return 0;
         }
         size_t smem = sm90_dyn_smem(v);
@@ -327,13 +330,14 @@ static void sm90_enumerate(void (*emit)(const nvfp4jit_variant *, void *), void 
     static const int bm16[] = {64, 128, 192, 256};
     for (size_t i = 0; i < sizeof bm16 / sizeof *bm16; i++)
         for (size_t j = 0; j < sizeof bn / sizeof *bn; j++)
-            for (size_t l = 0; l < sizeof st16 / sizeof *st16; l++) {
-                nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, bm16[i], bn[j], 64, st16[l], 1,
-                                      NVFP4JIT_STRATEGY_ACT16};
-                emit(&v, u);
-                v.strategy = NVFP4JIT_STRATEGY_ACT16P;
-                emit(&v, u);
-            }
+            for (int kk = 64; kk <= 128; kk += 64)
+                for (size_t l = 0; l < sizeof st16 / sizeof *st16; l++) {
+                    nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, bm16[i], bn[j], kk, st16[l], 1,
+                                          NVFP4JIT_STRATEGY_ACT16};
+                    emit(&v, u);
+                    v.strategy = NVFP4JIT_STRATEGY_ACT16P;
+                    emit(&v, u);
+                }
 }
 
 static void rows_xy(const nvfp4jit_variant *v, const nvfp4jit_group *g, int64_t *rx,
@@ -419,8 +423,8 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
                                           CU_TENSOR_MAP_SWIZZLE_128B, i, "fp16 tokens"));
             NJ_FORWARD_IF_ERROR(act16_map(ctx, api, maps + 128, g[i].b,
                                           CU_TENSOR_MAP_DATA_TYPE_UINT8, g[i].k / 2, g[i].n,
-                                          g[i].k / 2, 32, v->block_m, CU_TENSOR_MAP_SWIZZLE_NONE,
-                                          i, "weights"));
+                                          g[i].k / 2, v->block_k / 2, v->block_m,
+                                          CU_TENSOR_MAP_SWIZZLE_NONE, i, "weights"));
             /* the weight scales: 512-byte blocks (128 rows x 64 k), one per (row block, k
              * block), as rows of 128 u32; one block per box (a tensor copy rather than a plain
              * bulk copy, so compute-sanitizer's racecheck follows its mbarrier completion) */
@@ -523,7 +527,7 @@ nvfp4jit_status sm90_moe_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
         memcpy(host + sizeof hdr + sizeof d * e, &d, sizeof d);
         unsigned char *maps = host + mo + ACT16_GROUP_MAPS_BYTES * e;
         NJ_FORWARD_IF_ERROR(act16_map(ctx, api, maps + 128, b[e], CU_TENSOR_MAP_DATA_TYPE_UINT8,
-                                      k / 2, n, k / 2, 32, v->block_m,
+                                      k / 2, n, k / 2, v->block_k / 2, v->block_m,
                                       CU_TENSOR_MAP_SWIZZLE_NONE, e, "expert weights"));
         NJ_FORWARD_IF_ERROR(act16_map(ctx, api, maps + 256, sfb[e],
                                       CU_TENSOR_MAP_DATA_TYPE_UINT32, 128,
@@ -598,6 +602,7 @@ static const fam_rates sm90_rates = {
     .act16_decode_per_clk = 20.0,
     .l2_bytes_per_clk = 48.0,
     .act16p_tile_us = 1.5,
+    .act16_stage_clk = 75.0, /* fitted 2026-12-04: decode64-up BLOCK_K 64 -> 128 (heuristic.c) */
     .regs_per_thread = 0,
     .ring_latency_us = 0.63, /* act16's ring (heuristic.c): ~1100 clocks, fitted 2026-12-04 */
 };

@@ -56,6 +56,7 @@ typedef struct fam_rates {
     double act16_decode_per_clk; /* weight values per clock per SM */
     double l2_bytes_per_clk;     /* L2 -> shared memory, per SM */
     double act16p_tile_us;       /* act16p's per-tile cost (instead of tile_overhead_us) */
+    double act16_stage_clk;      /* per ring stage of one CTA: barrier wait, release, loop */
     /* sm_100a occupancy: registers per thread (ptxas), and the ring's DRAM round trip */
     int regs_per_thread;
     double ring_latency_us;

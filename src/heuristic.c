@@ -48,7 +48,10 @@
  * (STAGES - 2). Fitted on the H200 after the consumer's instruction diet (2026-12-04):
  * bench1 128x128 s4 171.5 us, s6 153.1, s8 150.1 (k-step ~733 clocks unlimited, ~846 at s4:
  * a round trip of ~960 clocks), 128x192 on bench2 s4 108.8, s6 100.4 (~1140 clocks): 1100
- * (0.63 us); decode64-up 128x24 at 2 CTAs per SM s4 324 -> s8 301 us.
+ * (0.63 us); decode64-up 128x24 at 2 CTAs per SM s4 324 -> s8 301 us. Each stage also costs
+ * its barrier wait, release and loop (fam_rates.act16_stage_clk per 64-k block at BLOCK_K 64,
+ * shared by two blocks at 128: decode64-up 128x24 at 3 CTAs 301 -> 278 us, decode64-down
+ * 163 -> 151; the wide tiles lost with BLOCK_K 128, where only 3 stages fit).
  * (Before it, 2 and 3 stages were a factor 1.6 and 1.15 and 4..8 ties.) */
 
 typedef struct rank_acc {
@@ -141,10 +144,13 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
              * one plus 1.2 min^2 / (decode + mma) (fits 128x128 ~733 and 128x192 ~914 clocks
              * per k-step on the H200, from bench1 and the tensor pipe's 84 % on prefill8-up) */
             double lo = fmin(dec, mma);
-            step = fmax(o * (fmax(dec, mma) + 1.2 * lo * lo / (dec + mma)), o * l2);
+            step = fmax(o * (fmax(dec, mma) + 1.2 * lo * lo / (dec + mma) +
+                             r->act16_stage_clk * 64.0 / v->block_k),
+                        o * l2);
             /* the ring: a stage is held while it is decoded and while the wgmma that reads
              * its tokens is in flight, so STAGES - 2 loads are in flight ahead of the
-             * consumers, each a round trip of lat */
+             * consumers, each a round trip of lat (BLOCK_K 128 as well: 128x128 at 3 stages
+             * of 128 measured 14 % slower than at 6 of 64 on bench1) */
             double ring = (lat + step) / (v->stages > 2 ? v->stages - 2 : 0.5);
             c->kstep_us = step / clk_per_us;
             c->ring_us = ring / clk_per_us;

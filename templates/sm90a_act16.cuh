@@ -50,9 +50,13 @@
 % local SFB_BLK = ((BLOCK_M % 128 == 0 and 0 or 64) + BLOCK_M + 127) // 128
 % -- The shared-memory layout is the host's (src/fam_sm90.c act16_layout, the SMEM_* parameters);
 % -- the static_asserts after the structs check it against what this kernel needs.
-% local TOK_BYTES = SMEM_TOK_BYTES     -- one stage of tokens: BLOCK_N rows x 64 fp16 (128B-swizzled)
-% local W_BYTES = SMEM_W_BYTES         -- one stage of packed weights: BLOCK_M rows x 32 bytes
-% local SF_BYTES = SMEM_SF_BYTES       -- one stage of weight scales: 128-row x 64-k blocks
+% local KSUB = BLOCK_K // 64            -- 64-k blocks per stage (1 or 2): one scale block each
+% local TOK_BYTES = SMEM_TOK_BYTES     -- one stage of tokens: KSUB boxes of BLOCK_N rows x 64 fp16 (128B-swizzled)
+% local TOK_SUB = TOK_BYTES // KSUB    -- one 64-k block's token box
+% local W_BYTES = SMEM_W_BYTES         -- one stage of packed weights: BLOCK_M rows x BLOCK_K/2 bytes
+% local W_ROW = BLOCK_K // 2
+% local SF_BYTES = SMEM_SF_BYTES       -- one stage of weight scales: KSUB x the 128-row x 64-k blocks
+% local SF_SUB = SF_BYTES // KSUB
 % local W_OFF = SMEM_W_OFF
 % local SF_OFF = SMEM_SF_OFF
 % local TX = TOK_BYTES + W_BYTES + SF_BYTES
@@ -99,10 +103,12 @@ static_assert(sizeof(GroupDesc) == ${BLOB_GROUP_BYTES} && NJ_OFFSETOF(GroupDesc,
 static_assert(sizeof(TmaDesc) == ${BLOB_MAP_BYTES}, "tensor map: CUtensorMap");
 static_assert(sizeof(Tile) == ${BLOB_TILE_BYTES}, "tile: src/fam_sm90.c blob_tile");
 static_assert(sizeof(MoeArgs) == ${MOE_ARGS_BYTES}, "MoeArgs: src/family.h nj_moe_args");
-static_assert(${TOK_BYTES} == ${BLOCK_N} * 64 * 2 && ${TOK_BYTES} % 1024 == 0,
-              "a token stage is the TMA box of BLOCK_N rows x 64 halves, in whole 1024-byte swizzle atoms");
-static_assert(${W_BYTES} == ${BLOCK_M} * 32, "a weight stage: BLOCK_M rows x 64 e2m1 (the TMA box)");
-static_assert(${SF_BYTES} == ${SFB_BLK} * 512, "a scale stage: the 512-byte blocks a weight tile touches");
+static_assert(${KSUB} * 64 == ${BLOCK_K} && ${TOK_SUB} == ${BLOCK_N} * 64 * 2 && ${TOK_SUB} % 1024 == 0 &&
+              ${TOK_BYTES} == ${KSUB} * ${TOK_SUB},
+              "a token stage is KSUB TMA boxes of BLOCK_N rows x 64 halves, in whole 1024-byte swizzle atoms");
+static_assert(${W_BYTES} == ${BLOCK_M} * ${W_ROW}, "a weight stage: BLOCK_M rows x BLOCK_K e2m1 (the TMA box)");
+static_assert(${SF_BYTES} == ${KSUB} * ${SFB_BLK} * 512,
+              "a scale stage: per 64-k block, the 512-byte blocks a weight tile touches");
 static_assert(${W_OFF} == ${STAGES} * ${TOK_BYTES} && ${SF_OFF} == ${W_OFF} + ${STAGES} * ${W_BYTES} &&
               ${BAR_OFF} == ${SF_OFF} + ${STAGES} * ${SF_BYTES} && ${BAR_OFF} % 8 == 0,
               "rings in order (tokens, weights, scales), then 8-byte aligned mbarriers");
@@ -407,10 +413,7 @@ static __device__ __forceinline__ void tma_2d(u32 dst, const void *map, int c0, 
 
 // ---- wgmma (PTX ISA "wgmma.mma_async"): D(64 x ${BLOCK_N}, f32) += A(64 x 16, f16, registers)
 // * B(16 x ${BLOCK_N}, f16, shared memory, K-major, 128-byte swizzle) ----
-static __device__ __forceinline__ u64 make_desc(u32 saddr) {
-  return (u64)((saddr & 0x3FFFF) >> 4) | ((u64)1 << 16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
-}
-// make_desc for the k-loop, in two halves: desc_lo(saddr) per stage (start field and the
+// The wgmma descriptor (PTX ISA "Matrix Descriptor Format") for the k-loop, in two halves: desc_lo(saddr) per stage (start field and the
 // leading byte offset), then desc_at adds a k-step's advance (16-byte units) and the high word.
 // No address mask: shared::cta addresses are below 2^18, so the start field never carries into
 // the LBO (the masked form per wgmma cost 7 instructions, 28 of the ~148 of a k-step)
@@ -536,7 +539,10 @@ ${TILE_LOOP}
         // tile per CTA. Open question in the closing notes of 2026-12-03: __grid_constant__
         // maps or one acquire per CTA.)
         const int sfb_last = (g.n + 127) / 128 - 1 - x0 / 128;  // last block of the array, from x0's
-        for (int kt = 0; kt < nk; kt++, it++) {
+        // a stage: KSUB 64-k blocks; the last stage of an odd nk (BLOCK_K 128) repeats block
+        // nk - 1 as its second (the consumers skip it): every copy stays inside its tensor and
+        // the stage's byte count is the same
+        for (int kt = 0; kt < (nk + ${KSUB - 1}) / ${KSUB}; kt++, it++) {
           const int slot = it % ${STAGES};
           if (it >= ${STAGES}) mbar_wait(empty0 + 8 * slot, ((it / ${STAGES}) - 1) & 1);
           const u32 full = full0 + 8 * slot;
@@ -544,13 +550,20 @@ ${TILE_LOOP}
           if (kt == 0) tile_of[slot] = ti;
 % end
           mbar_expect_tx(full, ${TX});
-          tma_2d(base + slot * ${TOK_BYTES}, tok_map, kt * 64, y0, full);
-          tma_2d(base + ${W_OFF} + slot * ${W_BYTES}, w_map, kt * 32, x0, full);
+% for j = 0, KSUB - 1 do
+%   local KB = KSUB == 1 and "kt" or ("min(kt * " .. KSUB .. " + " .. j .. ", nk - 1)")
+          tma_2d(base + slot * ${TOK_BYTES} + ${j * TOK_SUB}, tok_map, ${KB} * 64, y0, full);
+% end
+          // (BLOCK_K 128, odd nk: the box's second half lies past K, zero-filled)
+          tma_2d(base + ${W_OFF} + slot * ${W_BYTES}, w_map, kt * ${W_ROW}, x0, full);
+% for j = 0, KSUB - 1 do
+%   local KB = KSUB == 1 and "kt" or ("min(kt * " .. KSUB .. " + " .. j .. ", nk - 1)")
 % for b = 0, SFB_BLK - 1 do
           // a block past the last one (the tile's rows past N; their results are never
           // stored) is replaced by the last one, so no read leaves the scale array
-          tma_2d(base + ${SF_OFF} + slot * ${SF_BYTES} + ${b * 512}, sf_map, 0,
-                 (x0 / 128 + min(${b}, sfb_last)) * nk + kt, full);
+          tma_2d(base + ${SF_OFF} + slot * ${SF_BYTES} + ${j * SF_SUB + b * 512}, sf_map, 0,
+                 (x0 / 128 + min(${b}, sfb_last)) * nk + ${KB}, full);
+% end
 % end
         }
 % if PERSIST then
@@ -570,7 +583,7 @@ ${TILE_LOOP}
   // ---- consumers ----
   const int cw = wg, warp = (tid % 128) / 32, lane = tid % 32, t = lane % 4;
   const int lr0 = cw * 64 + warp * 16 + lane / 4;   // local weight rows lr0 and lr0 + 8
-  const u32 woff0 = lr0 * 32 + t * 8, woff1 = woff0 + 8 * 32;
+  const u32 woff0 = lr0 * ${W_ROW} + t * 8, woff1 = woff0 + 8 * ${W_ROW};
   u32 afr0[16], afr1[16];   // fragment registers of even and odd k-tiles
   // The ring position of the next stage, carried across tiles and advanced by a compare (no
   // division by STAGES per k-step).
@@ -606,12 +619,11 @@ ${TILE_LOOP}
 #pragma unroll
   for (int i = 0; i < ${ACC}; i++) acc[i] = 0.f;
 
-  // One k-tile: wait for its stage, decode this thread's weights into fragment registers, four
-  // wgmma steps, then release the previous stage (its wgmma is complete after wait_group 1).
-  auto step = [&](int kt, u32 *afr) {
-    mbar_wait(full0 + 8 * slot, phase);
-    const unsigned char *w = smem + ${W_OFF} + slot * ${W_BYTES};
-    const unsigned char *sf = smem + ${SF_OFF} + slot * ${SF_BYTES};
+  // One 64-k block j of the current stage: decode this thread's weights into fragment
+  // registers, four wgmma steps, then wait for the previous block's wgmma group.
+  auto block = [&](int j, u32 *afr) {
+    const unsigned char *w = smem + ${W_OFF} + slot * ${W_BYTES} + j * 32;
+    const unsigned char *sf = smem + ${SF_OFF} + slot * ${SF_BYTES} + j * ${SF_SUB};
     const uint2 q0 = *(const uint2 *)(w + woff0), q1 = *(const uint2 *)(w + woff1);
     const u32 s0 = scale_f16x2(sf[soff[0]]), s1 = scale_f16x2(sf[soff[1]]);
     u32 p0[8], p1[8];
@@ -627,33 +639,62 @@ ${TILE_LOOP}
     fence_regs(afr);
     fence_acc(acc);
     wgmma_fence();
-    const u32 tok = desc_lo(tok0 + slot * ${TOK_BYTES});
+    const u32 tok = desc_lo(tok0 + slot * ${TOK_BYTES} + j * ${TOK_SUB});
 #pragma unroll
     for (int s = 0; s < 4; s++) wgmma_rs(acc, afr + 4 * s, desc_at(tok, 2 * s));   // 32 bytes per step
     wgmma_commit();
     fence_acc(acc);
     wgmma_wait<1>();
     fence_regs(afr);
-    if (kt > 0) {
-      // lane 0 releases the previous stage for its warp: the warp's reads of that stage (its
-      // tile_of word among them) are ordered before the arrive (racecheck flagged the act16p
-      // end marker's write against lanes' reads of tile_of without it)
-      __syncwarp();
-      if (lane == 0) mbar_arrive(empty0 + 8 * prev_slot);
-    }
+  };
+  // Lane 0 releases the previous stage for its warp once the wait in the block after it
+  // completed that stage's last wgmma group: the warp's reads of that stage (its tile_of word
+  // among them) are ordered before the arrive (racecheck flagged the act16p end marker's
+  // write against lanes' reads of tile_of without the __syncwarp)
+  auto release_prev = [&]() {
+    __syncwarp();
+    if (lane == 0) mbar_arrive(empty0 + 8 * prev_slot);
+  };
+  auto next_slot = [&]() {
     prev_slot = slot;
     if (++slot == ${STAGES}) {
       slot = 0;
       phase ^= 1;
     }
   };
+% if KSUB == 1 then
+  // one block per stage; the fragment buffers alternate between stages
   int kt = 0;
   for (;;) {
-    step(kt, afr0);
+    mbar_wait(full0 + 8 * slot, phase);
+    block(0, afr0);
+    if (kt > 0) release_prev();
+    next_slot();
     if (++kt == nk) break;
-    step(kt, afr1);
+    mbar_wait(full0 + 8 * slot, phase);
+    block(0, afr1);
+    release_prev();
+    next_slot();
     if (++kt == nk) break;
   }
+% else
+  // two blocks per stage, buffer 0 then 1; an odd nk's last stage has one, after the loop (a
+  // conditional second block inside it made ptxas serialise every wgmma, C7513: on the path
+  // that skips it, the next block 0 would write buffer 0 under a wgmma still reading it)
+  for (int st = 0; st < nk / 2; st++) {
+    mbar_wait(full0 + 8 * slot, phase);
+    block(0, afr0);
+    if (st > 0) release_prev();
+    block(1, afr1);
+    next_slot();
+  }
+  if (nk & 1) {
+    mbar_wait(full0 + 8 * slot, phase);
+    block(0, afr0);
+    if (nk > 1) release_prev();
+    next_slot();
+  }
+% end
   wgmma_wait<0>();
   fence_acc(acc);
   fence_regs(afr0);

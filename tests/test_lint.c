@@ -245,18 +245,19 @@ static int lint_entry(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, const char *
         LFAIL(st, "no .nv.shared.%s section in the cubin: dynamic base unknown", entry);
 
     /* tensor maps in encode order; copies in program order use them in this pattern
-     * (asm volatile statements keep their order): sm_100a A, B; act16 tokens, weights and one
-     * scale box per 128-row block a weight tile touches (fam_sm90.c act16_sf_blocks) */
+     * (asm volatile statements keep their order): sm_100a A, B; act16, per stage, a token box
+     * per 64-k block, the weights, and per 64-k block one scale box per 128-row block a weight
+     * tile touches (fam_sm90.c act16_sf_blocks) */
     int nmaps = record_maps(ctx, v);
-    int pat[8], plen = 0;
+    int pat[16], plen = 0;
     if (sm100) {
         pat[plen++] = 0;
         pat[plen++] = 1;
     } else if (act16) {
-        pat[plen++] = 0;
+        int ksub = v->block_k / 64, sfb = ((v->block_m % 128 ? 64 : 0) + v->block_m + 127) / 128;
+        for (int j = 0; j < ksub; j++) pat[plen++] = 0;
         pat[plen++] = 1;
-        int sfb = ((v->block_m % 128 ? 64 : 0) + v->block_m + 127) / 128;
-        for (int i = 0; i < sfb; i++) pat[plen++] = 2;
+        for (int i = 0; i < ksub * sfb && plen < 16; i++) pat[plen++] = 2;
     }
     if (nmaps < 0 || (plen && nmaps < 2)) LFAIL(st, "blob_fill with the stub driver failed");
 

@@ -345,7 +345,9 @@ static void moe_small(void) {
     static const char *const force[] = {NULL, "sm90a:128x64x64:s4:swap:act16",
                                         "sm90a:64x8x64:s2:swap:act16",
                                         "sm90a:64x8x64:s2:swap:act16p",
-                                        "sm90a:192x8x64:s3:swap:act16p"};
+                                        "sm90a:192x8x64:s3:swap:act16p",
+                                        "sm90a:128x24x128:s4:swap:act16",
+                                        "sm90a:64x48x128:s3:swap:act16p"};
     moe_case c;
     uint64_t seed = fresh_seed();
     REQUIRE(mc_alloc(api, &c, 8, 256, 512, 256, c1, seed) == 0);
