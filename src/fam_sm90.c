@@ -191,8 +191,9 @@ static int sm90_check(const nvfp4jit_variant *v, char *why, size_t n) {
                  v->block_n);
         return 0;
     }
-    if (v->block_k != 64 && v->block_k != 128) {
-        snprintf(why, n, "BLOCK_K=%d: must be 64 or 128 (whole 64-k scale blocks)", v->block_k);
+    if (v->block_k != 64 && v->block_k != 128 && !(v->block_k == 256 && is_act16(v))) {
+        snprintf(why, n, "BLOCK_K=%d: must be 64 or 128 (whole 64-k scale blocks), or 256 with "
+                 "act16", v->block_k);
         return 0;
     }
     if (v->stages < 2 || v->stages > 8) {
@@ -212,9 +213,9 @@ static int sm90_check(const nvfp4jit_variant *v, char *why, size_t n) {
             snprintf(why, n, "act16 puts the weights on wgmma's M side: needs swap_ab = 1");
             return 0;
         }
-        if (v->block_k != 64 && v->block_k != 128) {
-            snprintf(why, n, "BLOCK_K=%d: act16 needs 64 or 128 (one or two 64-k blocks per "
-                     "stage)", v->block_k);
+        if (v->block_k != 64 && v->block_k != 128 && v->block_k != 256) {
+            snprintf(why, n, "BLOCK_K=%d: act16 needs 64, 128 or 256 (one, two or four 64-k "
+                     "blocks per stage)", v->block_k);
             return 0;
         }
         size_t smem = sm90_dyn_smem(v);
@@ -330,7 +331,7 @@ static void sm90_enumerate(void (*emit)(const nvfp4jit_variant *, void *), void 
     static const int bm16[] = {64, 128, 192, 256};
     for (size_t i = 0; i < sizeof bm16 / sizeof *bm16; i++)
         for (size_t j = 0; j < sizeof bn / sizeof *bn; j++)
-            for (int kk = 64; kk <= 128; kk += 64)
+            for (int kk = 64; kk <= 256; kk *= 2)
                 for (size_t l = 0; l < sizeof st16 / sizeof *st16; l++) {
                     nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, bm16[i], bn[j], kk, st16[l], 1,
                                           NVFP4JIT_STRATEGY_ACT16};

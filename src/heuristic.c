@@ -148,10 +148,13 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
                              r->act16_stage_clk * 64.0 / v->block_k),
                         o * l2);
             /* the ring: a stage is held while it is decoded and while the wgmma that reads
-             * its tokens is in flight, so STAGES - 2 loads are in flight ahead of the
-             * consumers, each a round trip of lat (BLOCK_K 128 as well: 128x128 at 3 stages
-             * of 128 measured 14 % slower than at 6 of 64 on bench1) */
-            double ring = (lat + step) / (v->stages > 2 ? v->stages - 2 : 0.5);
+             * its tokens is in flight; the consumers release a stage after the first block
+             * of the next one, so about 1 + 1/KSUB stages are held (KSUB 64-k blocks per
+             * stage) and STAGES - 1 - 1/KSUB loads are in flight ahead of them, each a round
+             * trip of lat (decode64-up 128x24x256 at 3 stages measured 257 us, faster than
+             * any BLOCK_K 64 or 128 ring) */
+            double ahead = v->stages - 1 - 64.0 / v->block_k;
+            double ring = (lat + step) / (ahead > 0.5 ? ahead : 0.5);
             c->kstep_us = step / clk_per_us;
             c->ring_us = ring / clk_per_us;
             step = fmax(step, ring);

@@ -50,7 +50,7 @@
 % local SFB_BLK = ((BLOCK_M % 128 == 0 and 0 or 64) + BLOCK_M + 127) // 128
 % -- The shared-memory layout is the host's (src/fam_sm90.c act16_layout, the SMEM_* parameters);
 % -- the static_asserts after the structs check it against what this kernel needs.
-% local KSUB = BLOCK_K // 64            -- 64-k blocks per stage (1 or 2): one scale block each
+% local KSUB = BLOCK_K // 64            -- 64-k blocks per stage (1, 2 or 4): one scale block each
 % local TOK_BYTES = SMEM_TOK_BYTES     -- one stage of tokens: KSUB boxes of BLOCK_N rows x 64 fp16 (128B-swizzled)
 % local TOK_SUB = TOK_BYTES // KSUB    -- one 64-k block's token box
 % local W_BYTES = SMEM_W_BYTES         -- one stage of packed weights: BLOCK_M rows x BLOCK_K/2 bytes
@@ -539,9 +539,9 @@ ${TILE_LOOP}
         // tile per CTA. Open question in the closing notes of 2026-12-03: __grid_constant__
         // maps or one acquire per CTA.)
         const int sfb_last = (g.n + 127) / 128 - 1 - x0 / 128;  // last block of the array, from x0's
-        // a stage: KSUB 64-k blocks; the last stage of an odd nk (BLOCK_K 128) repeats block
-        // nk - 1 as its second (the consumers skip it): every copy stays inside its tensor and
-        // the stage's byte count is the same
+        // a stage: KSUB 64-k blocks; a last stage with fewer (nk % KSUB) repeats block nk - 1
+        // in the missing places (the consumers skip them): every copy stays inside its tensor
+        // and the stage's byte count is the same
         for (int kt = 0; kt < (nk + ${KSUB - 1}) / ${KSUB}; kt++, it++) {
           const int slot = it % ${STAGES};
           if (it >= ${STAGES}) mbar_wait(empty0 + 8 * slot, ((it / ${STAGES}) - 1) & 1);
@@ -678,21 +678,30 @@ ${TILE_LOOP}
     if (++kt == nk) break;
   }
 % else
-  // two blocks per stage, buffer 0 then 1; an odd nk's last stage has one, after the loop (a
-  // conditional second block inside it made ptxas serialise every wgmma, C7513: on the path
-  // that skips it, the next block 0 would write buffer 0 under a wgmma still reading it)
-  for (int st = 0; st < nk / 2; st++) {
+  // KSUB blocks per stage, fragment buffers 0, 1, 0, 1; a last stage with fewer blocks
+  // (nk % KSUB) comes after the loop, one straight-line branch per count (a conditional block
+  // inside the loop made ptxas serialise every wgmma, C7513: on the path that skips it, the
+  // next block would write a buffer under a wgmma still reading it)
+  for (int st = 0; st < nk / ${KSUB}; st++) {
     mbar_wait(full0 + 8 * slot, phase);
     block(0, afr0);
     if (st > 0) release_prev();
-    block(1, afr1);
+% for j = 1, KSUB - 1 do
+    block(${j}, ${j % 2 == 0 and "afr0" or "afr1"});
+% end
     next_slot();
   }
-  if (nk & 1) {
+% for rem = 1, KSUB - 1 do
+%   local OPEN = rem == 1 and "if" or "\125 else if"   -- (\125: a closing brace)
+  ${OPEN} (nk % ${KSUB} == ${rem}) {
     mbar_wait(full0 + 8 * slot, phase);
     block(0, afr0);
-    if (nk > 1) release_prev();
+    if (nk > ${KSUB}) release_prev();
+%   for j = 1, rem - 1 do
+    block(${j}, ${j % 2 == 0 and "afr0" or "afr1"});
+%   end
     next_slot();
+% end
   }
 % end
   wgmma_wait<0>();

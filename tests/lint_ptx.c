@@ -837,17 +837,20 @@ int lint_desc_addr(const lint_prog *p, const char *desc_op, uint64_t *hi, uint64
         if ((!strncmp(in->op, "or.b64", 6) || !strncmp(in->op, "or.b32", 6) ||
              !strncmp(in->op, "add.s64", 7) || !strncmp(in->op, "add.u64", 7)) && in->nops == 3) {
             int i0 = parse_imm(in->ops[2], &imm) ? 1 : parse_imm(in->ops[1], &imm) ? 2 : 0;
-            if (!i0 || (in->op[0] == 'a' && (imm & 0x3FFF))) return -1;
+            /* an immediate reaching into the start field (bits 0..13) is not a field: an
+             * or-ed one would be an advance the address check never sees (a review found
+             * `or.b32 x, start, 8` passing as +0 bytes) */
+            if (!i0 || (imm & 0x3FFF)) return -1;
             *hi |= imm;
             r = lint_reg(p, in->ops[i0]);
         } else if (!strncmp(in->op, "cvt.", 4) || !strncmp(in->op, "mov.", 4)) {
             r = lint_reg(p, in->ops[1]);
         } else if ((!strncmp(in->op, "add.s32", 7) || !strncmp(in->op, "add.u32", 7)) &&
                    in->nops == 3 && keep == ~0ULL && parse_imm(in->ops[2], &imm) && imm < 0x4000) {
-            /* (address >> 4) + imm: a start-field advance of imm * 16 bytes, below any mask
-             * (a carry out of the 14-bit field is the start check's concern: the caller adds
-             * the advance to the address it checks) */
+            /* (address >> 4) + imm: a start-field advance of imm * 16 bytes, below any mask;
+             * the caller adds it to the address it checks */
             add += imm;
+            if (add >= 0x4000) return -1; /* the advances would carry out of the field */
             r = lint_reg(p, in->ops[1]);
         } else if (!strncmp(in->op, "and.", 4) && in->nops == 3 && parse_imm(in->ops[2], &imm)) {
             keep &= imm;

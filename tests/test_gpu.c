@@ -140,10 +140,14 @@ static void gpu_variant_sweep(void) {
          * stage with one) */
         {128, 24, 128, 4, 1, 1}, {64, 64, 128, 3, 1, 1},  {192, 96, 128, 2, 1, 1},
         {128, 128, 128, 3, 1, 1}, {256, 32, 128, 2, 1, 1},
+        /* BLOCK_K 256: four blocks per stage; K = 320, 64, 192, 128 end in a stage with 1, 1,
+         * 3 and 2 */
+        {128, 24, 256, 3, 1, 1}, {64, 64, 256, 2, 1, 1},  {192, 16, 256, 2, 1, 1},
         /* act16p: 256 tiles here, so the 132 persistent CTAs take one or two tiles each and
          * the ring's stages and phases run on across tiles and groups */
         {64, 8, 64, 2, 1, 2},    {64, 24, 64, 3, 1, 2},   {128, 128, 64, 4, 1, 2},
         {192, 96, 64, 3, 1, 2},  {64, 8, 128, 2, 1, 2},   {128, 48, 128, 3, 1, 2},
+        {128, 16, 256, 2, 1, 2},
     };
     for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
         nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, vs[i][0], vs[i][1], vs[i][2], vs[i][3], vs[i][4], vs[i][5]};

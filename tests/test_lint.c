@@ -249,7 +249,7 @@ static int lint_entry(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, const char *
      * per 64-k block, the weights, and per 64-k block one scale box per 128-row block a weight
      * tile touches (fam_sm90.c act16_sf_blocks) */
     int nmaps = record_maps(ctx, v);
-    int pat[16], plen = 0;
+    int pat[32], plen = 0;
     if (sm100) {
         pat[plen++] = 0;
         pat[plen++] = 1;
@@ -257,7 +257,11 @@ static int lint_entry(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, const char *
         int ksub = v->block_k / 64, sfb = ((v->block_m % 128 ? 64 : 0) + v->block_m + 127) / 128;
         for (int j = 0; j < ksub; j++) pat[plen++] = 0;
         pat[plen++] = 1;
-        for (int i = 0; i < ksub * sfb && plen < 16; i++) pat[plen++] = 2;
+        if (ksub + 1 + ksub * sfb > (int)(sizeof pat / sizeof *pat))
+            LFAIL(st, "copy pattern of %d copies per stage: more than the lint holds",
+                  ksub + 1 + ksub * sfb);
+        for (int i = 0; i < ksub * sfb && plen < (int)(sizeof pat / sizeof *pat); i++)
+            pat[plen++] = 2;
     }
     if (nmaps < 0 || (plen && nmaps < 2)) LFAIL(st, "blob_fill with the stub driver failed");
 
@@ -545,6 +549,43 @@ static void t_sm100a(void) {
     printf("  lint: %zu sm_100a MoE entries, %d failing\n", n, bad_moe);
     free(vs);
     nvfp4jit_ctx_destroy(ctx);
+}
+
+/* The descriptor tracer on hand-written PTX: an advance added to the start field after the
+ * shift is found and counted; one or-ed into it (a review's counter-example: `or.b32 x, start,
+ * 8` passed as a field, +0 bytes) and advances that would carry out of the 14-bit field are
+ * not traceable, so the start check fails rather than passing them. */
+static void t_desc_trace(void) {
+    static const char *ptx =
+        ".version 8.0\n.target sm_90a\n.address_size 64\n"
+        ".extern .shared .align 16 .b8 smem[];\n"
+        ".visible .entry k(\n.param .u64 k_p\n)\n{\n"
+        ".reg .b32 %r<20>;\n.reg .b64 %rd<20>;\n"
+        "ld.param.u32 %r1, [k_p];\n"
+        "mov.u32 %r2, smem;\n"
+        "add.s32 %r3, %r2, %r1;\n"
+        "shr.u32 %r4, %r3, 4;\n"
+        "or.b32 %r5, %r4, 65536;\n"
+        "or.b32 %r6, %r5, 8;\n"
+        "cvt.u64.u32 %rd1, %r6;\n"
+        "or.b64 %rd2, %rd1, 4611686293305294848;\n"
+        "add.s32 %r7, %r5, 8;\n"
+        "cvt.u64.u32 %rd3, %r7;\n"
+        "or.b64 %rd4, %rd3, 4611686293305294848;\n"
+        "add.s32 %r8, %r5, 16383;\n"
+        "add.s32 %r9, %r8, 1;\n"
+        "cvt.u64.u32 %rd5, %r9;\n"
+        "or.b64 %rd6, %rd5, 4611686293305294848;\n"
+        "ret;\n}\n";
+    lint_prog p;
+    char err[256];
+    REQUIRE(lint_load(&p, ptx, "k", NULL, 0, err, sizeof err) == 0);
+    uint64_t hi, off;
+    CHECK(lint_desc_addr(&p, "%rd2", &hi, &off) < 0); /* or-ed into the start field */
+    int r = lint_desc_addr(&p, "%rd4", &hi, &off);     /* added: 8 * 16 bytes */
+    CHECK(r >= 0 && off == 128 && hi == (4611686293305294848ULL | 65536));
+    CHECK(lint_desc_addr(&p, "%rd6", &hi, &off) < 0); /* 16384: out of the field */
+    lint_free(&p);
 }
 
 static void t_sm90a(void) {
@@ -847,5 +888,6 @@ const test_case tests_lint[] = {
     {"no_roundup", t_no_roundup},
     {"sm100a", t_sm100a},
     {"sm90a", t_sm90a},
+    {"desc_trace", t_desc_trace},
     {NULL, NULL},
 };

@@ -347,6 +347,7 @@ static void moe_small(void) {
                                         "sm90a:64x8x64:s2:swap:act16p",
                                         "sm90a:192x8x64:s3:swap:act16p",
                                         "sm90a:128x24x128:s4:swap:act16",
+                                        "sm90a:128x24x256:s3:swap:act16",
                                         "sm90a:64x48x128:s3:swap:act16p"};
     moe_case c;
     uint64_t seed = fresh_seed();
