@@ -192,7 +192,8 @@ typedef struct nvfp4jit_variant {
 enum {
     /** Both operands are dequantised by the GEMM kernel into fp16 tiles in shared memory. */
     NVFP4JIT_STRATEGY_DUAL = 0,
-    /** "act16" (formatted ":act16", needs swap_ab = 1 and BLOCK_K = 64): a first kernel
+    /** "act16" (formatted ":act16", needs swap_ab = 1 and BLOCK_K = 64, 128 or 256: one, two
+     *  or four 64-k blocks per ring stage): a first kernel
      *  dequantises the tokens (A) once to fp16 into a workspace the plan owns; the GEMM kernel
      *  (warp-specialised: one TMA producer warp, BLOCK_M/64 consumer warpgroups, an
      *  mbarrier ring of STAGES stages) decodes the weights (B) straight into wgmma's register
