@@ -228,6 +228,16 @@ static int run_template(lua_State *L, const char *name, int depth) {
     int st = luaL_loadbufferx(L, lua.data ? lua.data : "", lua.len, chunk, "t");
     nj_buf_free(&lua);
     if (st == LUA_ERRMEM) run_of(L)->oom = 1;
+    if (st != LUA_OK && st != LUA_ERRMEM) {
+        /* every message names the template: Lua's refusal of a chunk that starts like a
+         * binary one (a first `%` line beginning with ESC, found by the template fuzzer) has
+         * no chunk name of its own */
+        const char *m = lua_tostring(L, -1);
+        if (!m || !strstr(m, "templates/")) {
+            lua_pushfstring(L, "templates/%s: %s", name, m ? m : "(no message)");
+            lua_remove(L, -2);
+        }
+    }
     if (st != LUA_OK) return st;
     lua_getfield(L, LUA_REGISTRYINDEX, "nvfp4jit.env");
     if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1); /* _ENV is the chunk's first upvalue */
