@@ -289,6 +289,9 @@ static int sm90_params(const nvfp4jit_variant *v, tmpl_param *p, int cap) {
         PARAM("MOE_ARGS_BYTES", sizeof(nj_moe_args));
         PARAM("PREP_CTA_ITEMS", NJ_ACT16_PREP_CTA_ITEMS);
         PARAM("MIN_CTAS", sm90_ctas_per_sm(v));
+        /* the ring unrolled with constant slots (act16 with BLOCK_K > 64): src/jit.c falls
+         * back to 0 where ptxas serialises its wgmma pipeline */
+        PARAM("RING_UNROLL", v->strategy == NVFP4JIT_STRATEGY_ACT16 && v->block_k > 64);
         PARAM("SMEM_TOK_BYTES", l.tok);
         PARAM("SMEM_W_BYTES", l.w);
         PARAM("SMEM_SF_BYTES", l.sf);

@@ -103,19 +103,26 @@ nvfp4jit_status nj_jit_load(nvfp4jit_ctx *ctx, const drv_api *api, nj_module *k)
 }
 
 /* ---- the disk cache ---- */
-/* Look key up in the disk cache (none: 0). On a good entry with the same source, move its
- * PTX, cubin and log into m, parse the resources from the log and return 1. A corrupt entry
+/* Look key up in the disk cache (none: 0). On a good entry with the same source as m or as
+ * alt (the fallback's render, or NULL), move its PTX, cubin and log (and alt's source) into
+ * m, parse the resources from the log and return 1. A corrupt entry
  * (moved aside by the cache) or a failed lookup is a warning, and 0. */
-static int cache_fetch(nvfp4jit_ctx *ctx, nj_module *m) {
+static int cache_fetch(nvfp4jit_ctx *ctx, nj_module *m, const nj_buf *alt) {
     if (!ctx->disk_cache) return 0;
     cache_entry e;
     cache_entry_init(&e);
     char why[1024] = "";
     int hit = 0;
     cache_result cr = cache_lookup(ctx->cache_dir, m->key, &e, why, sizeof why);
-    if (cr == CACHE_HIT && e.source.len == m->source.len &&
-        memcmp(e.source.data, m->source.data, m->source.len) == 0) {
+    int same = cr == CACHE_HIT && e.source.len == m->source.len &&
+               memcmp(e.source.data, m->source.data, m->source.len) == 0;
+    int same_alt = cr == CACHE_HIT && !same && alt && alt->data && e.source.len == alt->len &&
+                   memcmp(e.source.data, alt->data, alt->len) == 0;
+    if (same || same_alt) {
         nj_buf tmp;
+        if (same_alt) { /* the entry is the fallback's: the module's source is what was compiled */
+            tmp = m->source; m->source = e.source; e.source = tmp;
+        }
         tmp = m->ptx; m->ptx = e.ptx; e.ptx = tmp;
         tmp = m->cubin; m->cubin = e.cubin; e.cubin = tmp;
         tmp = m->log; m->log = e.log; e.log = tmp;
@@ -201,6 +208,78 @@ static void dump_artifacts(nvfp4jit_ctx *ctx, const nj_module *m) {
     }
 }
 
+int jit_test_force_fallback;
+
+/* Why a compile is worse than its fallback would be, into why (empty: it is not): ptxas'
+ * notes C7510..C7519 ("Potential Performance Loss: wgmma.mma_async instructions are
+ * serialized due to ...": the kernel waits for each wgmma before the next one), or spills. */
+static void degraded(const nvrtc_result *r, char *why, size_t n) {
+    why[0] = '\0';
+    const char *log = r->log.data;
+    if (log && strstr(log, "wgmma.mma_async instructions are serialized")) {
+        char code[6] = "C751?";
+        const char *c = strstr(log, "(C751");
+        if (c && c[5] >= '0' && c[5] <= '9') memcpy(code, c + 1, 5);
+        snprintf(why, n, "ptxas serialised its wgmma pipeline (%s)", code);
+    } else if (r->res.spill_store_bytes > 0 || r->res.spill_load_bytes > 0) {
+        snprintf(why, n, "it spilled (%d bytes stored, %d loaded)", r->res.spill_store_bytes,
+                 r->res.spill_load_bytes);
+    }
+}
+
+/* The primary render (*source, compiled into *r) is degraded (why): compile the fallback
+ * render alt. If it compiles, its results replace *r and alt becomes *source, with a note at
+ * the top of the log saying why; if it fails to compile, the primary stays, with a note (and
+ * the failure only on the context's warnings). */
+static nvfp4jit_status compile_fallback(nvfp4jit_ctx *ctx, const char *prog, const char *arch,
+                                        const char *why, nj_buf *alt, nj_buf *source,
+                                        nvrtc_result *r) {
+    nvrtc_result f;
+    nvrtc_result_init(&f);
+    /* a failure here is not the caller's: its message must not replace the context's */
+    char *saved = ctx->msg ? malloc(NJ_MSG_CAP) : NULL;
+    if (saved) memcpy(saved, ctx->msg, NJ_MSG_CAP);
+    nvfp4jit_status s = nvrtc_compile(ctx, alt->data, prog, arch, &f);
+    if (s != NVFP4JIT_OK && saved) memcpy(ctx->msg, saved, NJ_MSG_CAP);
+    free(saved);
+    nj_buf note;
+    nj_buf_init(&note);
+    int oom;
+    if (s != NVFP4JIT_OK) {
+        nj_warn(ctx, "%s: the fallback render (the first: %s) did not compile; keeping the first",
+                prog, why);
+        nvrtc_result_free(&f);
+        oom = nj_buf_printf(&note, "== nvfp4jit ==\nthis render: %s; its fallback render failed "
+                            "to compile\n", why);
+        oom |= nj_buf_append(&note, r->log.data, r->log.len);
+        if (oom) {
+            nj_buf_free(&note);
+            return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (log)");
+        }
+        nj_buf_free(&r->log);
+        r->log = note;
+        return NVFP4JIT_OK;
+    }
+    oom = nj_buf_printf(&note, "== nvfp4jit ==\nthe fallback render (RING_UNROLL=0); the first "
+                        "render: %s\n", why);
+    oom |= nj_buf_append(&note, f.log.data, f.log.len);
+    if (oom) {
+        nj_buf_free(&note);
+        nvrtc_result_free(&f);
+        return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (log)");
+    }
+    nj_buf_free(&f.log);
+    f.log = note;
+    f.res.nvrtc_ms += r->res.nvrtc_ms;
+    f.res.link_ms += r->res.link_ms;
+    nvrtc_result_free(r);
+    *r = f;
+    nj_buf tmp = *source;
+    *source = *alt;
+    *alt = tmp;
+    return NVFP4JIT_OK;
+}
+
 /* ---- the path ---- */
 nvfp4jit_status nj_jit_get(nvfp4jit_ctx *ctx, const nj_jit_req *req, nj_module **out) {
     *out = NULL;
@@ -232,6 +311,15 @@ nvfp4jit_status nj_jit_get(nvfp4jit_ctx *ctx, const nj_jit_req *req, nj_module *
         module_free(k);
         return s;
     }
+    nj_buf alt; /* the fallback's render */
+    nj_buf_init(&alt);
+    if (req->fallback) {
+        s = tmpl_render(ctx, req->template_name, req->fallback, req->nfallback, &alt);
+        if (s != NVFP4JIT_OK) {
+            module_free(k);
+            return s;
+        }
+    }
     double render_ms = nj_now_ms() - t0;
     /* The key: everything that changes the cubin. */
     nj_buf keytext, keybuf;
@@ -245,6 +333,7 @@ nvfp4jit_status nj_jit_get(nvfp4jit_ctx *ctx, const nj_jit_req *req, nj_module *
     if (oom) {
         nj_buf_free(&keytext);
         nj_buf_free(&keybuf);
+        nj_buf_free(&alt);
         module_free(k);
         return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (cache key)");
     }
@@ -252,7 +341,7 @@ nvfp4jit_status nj_jit_get(nvfp4jit_ctx *ctx, const nj_jit_req *req, nj_module *
     nj_buf_free(&keybuf);
 
     if (ctx->disk_cache) cache_entry_path(ctx->cache_dir, k->key, k->path, sizeof k->path);
-    if (cache_fetch(ctx, k)) {
+    if (cache_fetch(ctx, k, req->fallback ? &alt : NULL)) {
         k->res.from_cache = 1;
     } else {
         nvrtc_result r;
@@ -263,8 +352,27 @@ nvfp4jit_status nj_jit_get(nvfp4jit_ctx *ctx, const nj_jit_req *req, nj_module *
         if (s != NVFP4JIT_OK) {
             nvrtc_result_free(&r);
             nj_buf_free(&keytext);
+            nj_buf_free(&alt);
             module_free(k);
             return s;
+        }
+        int forced = req->fallback ? jit_test_force_fallback : 0;
+        if (forced) {
+            jit_test_force_fallback = 0;
+            if (forced == 2) nvrtc_test_force_failure = 1;
+        }
+        char why[160] = "";
+        if (req->fallback) degraded(&r, why, sizeof why);
+        if (forced && !why[0]) snprintf(why, sizeof why, "forced (test hook)");
+        if (why[0]) {
+            s = compile_fallback(ctx, prog, req->arch_name, why, &alt, &k->source, &r);
+            if (s != NVFP4JIT_OK) {
+                nvrtc_result_free(&r);
+                nj_buf_free(&keytext);
+                nj_buf_free(&alt);
+                module_free(k);
+                return s;
+            }
         }
         k->ptx = r.ptx;
         k->cubin = r.cubin;
@@ -278,6 +386,7 @@ nvfp4jit_status nj_jit_get(nvfp4jit_ctx *ctx, const nj_jit_req *req, nj_module *
     k->res.render_ms = render_ms;
     if (!k->res.from_cache) cache_put(ctx, k, req->label, keytext.data);
     nj_buf_free(&keytext);
+    nj_buf_free(&alt);
     if (!ctx->disk_cache) k->path[0] = '\0';
     k->next = ctx->kernels;
     ctx->kernels = k;
@@ -315,5 +424,16 @@ nvfp4jit_status nj_jit_variant(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, nj_
         .threads = f->threads(v),
         .dyn_smem = (int)f->dyn_smem(v),
     };
+    /* act16's ring unrolled with constant slots (RING_UNROLL=1): where ptxas serialises its
+     * wgmma pipeline, the ring with the slot in a register instead (templates/sm90a_act16.cuh) */
+    tmpl_param fb[48];
+    for (int i = 0; i < req.nparams; i++) {
+        if (strcmp(p[i].name, "RING_UNROLL") != 0 || p[i].ival != 1) continue;
+        memcpy(fb, p, sizeof fb[0] * (size_t)req.nparams);
+        fb[i].ival = 0;
+        req.fallback = fb;
+        req.nfallback = req.nparams;
+        break;
+    }
     return nj_jit_get(ctx, &req, out);
 }

@@ -55,12 +55,22 @@ typedef struct nj_jit_req {
     const char *template_name; /* templates/<name> */
     const tmpl_param *params;
     int nparams;
+    /* Rendered and compiled instead when ptxas reports that the params' render serialised
+     * its wgmma pipeline (C751x: no async wgmma, a large loss); NULL: none. The module is
+     * then the fallback's (source, PTX, cubin; its log starts with a note), cached under the
+     * key of the params' render. */
+    const tmpl_param *fallback;
+    int nfallback;
     const char *arch_name;     /* "sm_90a" / "sm_100a" */
     const char *kernel_name;   /* the entry point */
     const char *prep_name;     /* a second entry point loaded with it, or NULL */
     const char *key_kind;      /* NULL, or a "kind=<x>" line that keeps these keys apart */
     int threads, dyn_smem;     /* what the launch uses (reported in the resources) */
 } nj_jit_req;
+
+/* Test hook: when non-zero, the next compile of a request with a fallback takes its primary
+ * render as serialised by ptxas (1), and also fails the fallback's compile (2). */
+extern int jit_test_force_fallback;
 
 /* The one path: the module of req from ctx's map, else rendered and compiled (or taken
  * from the disk cache) and added to the map. Times go to (*out)->res (render_ms, nvrtc_ms,

@@ -607,7 +607,12 @@ ${TILE_LOOP}
 % end
   const TileInfo tile = tile_at(ti);
   const GroupDesc g = groups[tile.group];
-  const int nk = g.k / 64;
+  // K from the blob is the same in every lane, but ptxas cannot know it: the k-loop would be
+  // divergent to it and the ring slot a per-lane value, so every wgmma descriptor was built in
+  // vector registers and moved into uniform ones (R2UR, 2 per wgmma). redux.sync's result is
+  // a uniform register: 429 -> 404 SASS instructions per 256-k stage (128x24x256), decode64-up
+  // 257.7 -> 245.7 us on the H200 (bench/RESULTS.md).
+  const int nk = (int)__reduce_min_sync(0xFFFFFFFFu, (unsigned)(g.k / 64));
   const int x0 = tile.tx * ${BLOCK_M}, y0 = tile.ty * ${BLOCK_N};
   u32 soff[2];
 #pragma unroll
@@ -621,9 +626,10 @@ ${TILE_LOOP}
 
   // One 64-k block j of the current stage: decode this thread's weights into fragment
   // registers, four wgmma steps, then wait for the previous block's wgmma group.
-  auto block = [&](int j, u32 *afr) {
-    const unsigned char *w = smem + ${W_OFF} + slot * ${W_BYTES} + j * 32;
-    const unsigned char *sf = smem + ${SF_OFF} + slot * ${SF_BYTES} + j * ${SF_SUB};
+  // (sl: the stage's ring slot; a constant where the ring is unrolled)
+  auto block_at = [&](int sl, int j, u32 *afr) {
+    const unsigned char *w = smem + ${W_OFF} + sl * ${W_BYTES} + j * 32;
+    const unsigned char *sf = smem + ${SF_OFF} + sl * ${SF_BYTES} + j * ${SF_SUB};
     const uint2 q0 = *(const uint2 *)(w + woff0), q1 = *(const uint2 *)(w + woff1);
     const u32 s0 = scale_f16x2(sf[soff[0]]), s1 = scale_f16x2(sf[soff[1]]);
     u32 p0[8], p1[8];
@@ -639,7 +645,7 @@ ${TILE_LOOP}
     fence_regs(afr);
     fence_acc(acc);
     wgmma_fence();
-    const u32 tok = desc_lo(tok0 + slot * ${TOK_BYTES} + j * ${TOK_SUB});
+    const u32 tok = desc_lo(tok0 + sl * ${TOK_BYTES} + j * ${TOK_SUB});
 #pragma unroll
     for (int s = 0; s < 4; s++) wgmma_rs(acc, afr + 4 * s, desc_at(tok, 2 * s));   // 32 bytes per step
     wgmma_commit();
@@ -651,10 +657,12 @@ ${TILE_LOOP}
   // completed that stage's last wgmma group: the warp's reads of that stage (its tile_of word
   // among them) are ordered before the arrive (racecheck flagged the act16p end marker's
   // write against lanes' reads of tile_of without the __syncwarp)
-  auto release_prev = [&]() {
+  auto release_at = [&](int sl) {
     __syncwarp();
-    if (lane == 0) mbar_arrive(empty0 + 8 * prev_slot);
+    if (lane == 0) mbar_arrive(empty0 + 8 * sl);
   };
+  auto block = [&](int j, u32 *afr) { block_at(slot, j, afr); };
+  auto release_prev = [&]() { release_at(prev_slot); };
   auto next_slot = [&]() {
     prev_slot = slot;
     if (++slot == ${STAGES}) {
@@ -682,7 +690,35 @@ ${TILE_LOOP}
   // (nk % KSUB) comes after the loop, one straight-line branch per count (a conditional block
   // inside the loop made ptxas serialise every wgmma, C7513: on the path that skips it, the
   // next block would write a buffer under a wgmma still reading it)
-  for (int st = 0; st < nk / ${KSUB}; st++) {
+  int st0 = 0;   // the first stage of the loop with the slot in a register
+% if RING_UNROLL == 1 and not PERSIST then
+  // RING_UNROLL (act16, one tile per CTA, so the ring starts at slot 0): whole rounds of
+  // STAGES stages, each stage's slot a constant, so shared-memory offsets and wgmma
+  // descriptors fold into immediates: 404 -> ~352 SASS instructions per 256-k stage
+  // (128x24x256:s4). The last nst % STAGES stages run in the loop below. ptxas serialises the
+  // wgmma pipeline of some variants in this form (C7511/C7512: 54 of the 231 act16 variants
+  // with BLOCK_K > 64 on NVRTC 13.0; every other arrangement of the partial round tried did
+  // no better) and spills 4 (128x32x128): src/jit.c then compiles the RING_UNROLL=0 render.
+  const int rounds = nk / ${KSUB * STAGES};
+  for (int r = 0; r < rounds; r++) {
+%   for s = 0, STAGES - 1 do
+    mbar_wait(full0 + ${8 * s}, phase);
+    block_at(${s}, 0, afr0);
+%     if s == 0 then
+    if (r > 0) release_at(${STAGES - 1});
+%     else
+    release_at(${s - 1});
+%     end
+%     for j = 1, KSUB - 1 do
+    block_at(${s}, ${j}, ${j % 2 == 0 and "afr0" or "afr1"});
+%     end
+%   end
+    phase ^= 1;
+  }
+  if (rounds > 0) prev_slot = ${STAGES - 1};
+  st0 = rounds * ${STAGES};
+% end
+  for (int st = st0; st < nk / ${KSUB}; st++) {
     mbar_wait(full0 + 8 * slot, phase);
     block(0, afr0);
     if (st > 0) release_prev();

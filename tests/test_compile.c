@@ -108,6 +108,97 @@ static void t_act16_occupancy(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
+static const char *artifact(nvfp4jit_kernel *k, nvfp4jit_artifact a) {
+    const void *d = NULL;
+    size_t n = 0;
+    if (nvfp4jit_kernel_artifact(k, a, &d, &n) != NVFP4JIT_OK) return "";
+    return (const char *)d;
+}
+
+/* act16's ring unrolled with constant slots (RING_UNROLL=1) where ptxas keeps the wgmma
+ * pipeline, else the fallback render (src/jit.c): every module's final log is free of
+ * ptxas' serialisation notes; the fallback is the module (source, log note) and is what
+ * the disk cache gives back. */
+static void t_ring_unroll(void) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
+    nvfp4jit_ctx *ctx = mk(dir);
+    REQUIRE(ctx);
+    const char *marker = "const int rounds = nk /"; /* the unrolled ring's first line */
+    /* decode and wide tiles that keep their pipeline unrolled on NVRTC 13.0 */
+    static const int unrolled[][4] = {{128, 24, 128, 6}, {128, 24, 256, 4}, {128, 128, 128, 4},
+                                      {192, 96, 128, 4}, {128, 24, 128, 3}};
+    for (size_t i = 0; i < sizeof unrolled / sizeof unrolled[0]; i++) {
+        nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, unrolled[i][0], unrolled[i][1], unrolled[i][2],
+                              unrolled[i][3], 1, NVFP4JIT_STRATEGY_ACT16};
+        char name[96];
+        nvfp4jit_variant_format(&v, name, sizeof name);
+        nvfp4jit_kernel *k = NULL;
+        CHECKF(nvfp4jit_compile(ctx, &v, &k) == NVFP4JIT_OK, "%s: %s", name, nvfp4jit_last_error(ctx));
+        if (!k) continue;
+        const char *log = artifact(k, NVFP4JIT_ARTIFACT_LOG);
+        CHECKF(strstr(artifact(k, NVFP4JIT_ARTIFACT_SOURCE), marker) != NULL, "%s: not unrolled", name);
+        CHECKF(strstr(log, "serialized") == NULL && strstr(log, "== nvfp4jit ==") == NULL, "%s: %s",
+               name, log);
+    }
+    /* whichever form 128x24x256:s3 (the decode sets' choice) ends in, its pipeline is whole;
+     * on NVRTC 13.0 it is the fallback */
+    nvfp4jit_variant d = {NVFP4JIT_ARCH_SM90A, 128, 24, 256, 3, 1, NVFP4JIT_STRATEGY_ACT16};
+    nvfp4jit_kernel *k = NULL;
+    CHECK(nvfp4jit_compile(ctx, &d, &k) == NVFP4JIT_OK && k);
+    if (k) {
+        const char *log = artifact(k, NVFP4JIT_ARTIFACT_LOG);
+        int fell_back = strstr(log, "the fallback render (RING_UNROLL=0)") != NULL;
+        CHECKF(strstr(log, "serialized") == NULL, "%s", log);
+        CHECK(fell_back == (strstr(artifact(k, NVFP4JIT_ARTIFACT_SOURCE), marker) == NULL));
+        printf("  sm90a:128x24x256:s3:swap:act16: %s\n", fell_back ? "fallback render" : "unrolled");
+    }
+    /* the fallback path forced (the hook), then the same variant from the disk cache in a new
+     * context: the fallback's source and log come back; a forced variant that is not the
+     * fallback of anything (act16p: RING_UNROLL=0 already) is left alone */
+    nvfp4jit_variant f = {NVFP4JIT_ARCH_SM90A, 128, 24, 128, 5, 1, NVFP4JIT_STRATEGY_ACT16};
+    jit_test_force_fallback = 1;
+    k = NULL;
+    CHECK(nvfp4jit_compile(ctx, &f, &k) == NVFP4JIT_OK && k);
+    CHECK(jit_test_force_fallback == 0);
+    if (k) {
+        CHECK(strstr(artifact(k, NVFP4JIT_ARTIFACT_SOURCE), marker) == NULL);
+        CHECK(strstr(artifact(k, NVFP4JIT_ARTIFACT_LOG), "the fallback render (RING_UNROLL=0)"));
+        CHECK(strstr(artifact(k, NVFP4JIT_ARTIFACT_LOG), "forced (test hook)") != NULL);
+    }
+    nvfp4jit_ctx_destroy(ctx);
+    ctx = mk(dir);
+    REQUIRE(ctx);
+    k = NULL;
+    CHECK(nvfp4jit_compile(ctx, &f, &k) == NVFP4JIT_OK && k);
+    if (k) {
+        nvfp4jit_resources r;
+        CHECK(nvfp4jit_kernel_resources(k, &r) == NVFP4JIT_OK && r.from_cache == 1);
+        CHECK(strstr(artifact(k, NVFP4JIT_ARTIFACT_SOURCE), marker) == NULL);
+        CHECK(strstr(artifact(k, NVFP4JIT_ARTIFACT_LOG), "the fallback render (RING_UNROLL=0)"));
+    }
+    /* the fallback fails to compile (forced): the first render stays, with a note, and the
+     * context's message is not the fallback's failure */
+    nvfp4jit_variant g = {NVFP4JIT_ARCH_SM90A, 128, 24, 128, 4, 1, NVFP4JIT_STRATEGY_ACT16};
+    jit_test_force_fallback = 2;
+    k = NULL;
+    CHECK(nvfp4jit_compile(ctx, &g, &k) == NVFP4JIT_OK && k);
+    CHECK(nvrtc_test_force_failure == 0);
+    if (k) {
+        CHECK(strstr(artifact(k, NVFP4JIT_ARTIFACT_SOURCE), marker) != NULL);
+        CHECK(strstr(artifact(k, NVFP4JIT_ARTIFACT_LOG), "its fallback render failed to compile"));
+    }
+    CHECK(strstr(nvfp4jit_last_error(ctx), "forced NVRTC failure") == NULL);
+    nvfp4jit_variant p = {NVFP4JIT_ARCH_SM90A, 128, 24, 128, 4, 1, NVFP4JIT_STRATEGY_ACT16P};
+    jit_test_force_fallback = 1;
+    k = NULL;
+    CHECK(nvfp4jit_compile(ctx, &p, &k) == NVFP4JIT_OK && k);
+    CHECK(jit_test_force_fallback == 1); /* no fallback: the hook is not consumed */
+    jit_test_force_fallback = 0;
+    if (k) CHECK(strstr(artifact(k, NVFP4JIT_ARTIFACT_LOG), "== nvfp4jit ==") == NULL);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
 static void t_sm90_matrix(void) {
     nvfp4jit_ctx *ctx = mk(NULL);
     REQUIRE(ctx);
@@ -387,6 +478,7 @@ static void t_layout_drift(void) {
 const test_case tests_compile[] = {
     {"sm90_matrix", t_sm90_matrix},
     {"act16_occupancy", t_act16_occupancy},
+    {"ring_unroll", t_ring_unroll},
     {"sm100_matrix", t_sm100_matrix},
     {"forced_failures", t_forced_failures},
     {"real_compile_error", t_real_compile_error},

@@ -123,9 +123,12 @@ static void gpu_variant_sweep(void) {
     nvfp4jit_ctx *ctx = new_ctx();
     REQUIRE(ctx);
     NEED_SM90(ctx, api);
-    /* tails on both sides, K % 128 == 64, an empty group, N = 8 */
+    /* tails on both sides, K % 128 == 64, an empty group, N = 8; K of 37, 25 and 48 64-k
+     * blocks: act16's unrolled rings (RING_UNROLL) run whole rounds, then 0..STAGES-1 stages
+     * with the slot in a register, then a stage of 1..3 blocks */
     static const int64_t shapes[][3] = {{127, 136, 320}, {0, 256, 256}, {129, 8, 64},
-                                        {1, 128, 64},    {200, 264, 192}, {64, 512, 128}};
+                                        {1, 128, 64},    {200, 264, 192}, {64, 512, 128},
+                                        {33, 136, 2368}, {70, 72, 1600}, {5, 256, 3072}};
     /* {BLOCK_M, BLOCK_N, BLOCK_K, STAGES, swap, strategy}; strategy 1 = act16, 2 = act16p */
     static const int vs[][6] = {
         {128, 128, 64, 4, 0, 0}, {128, 128, 64, 4, 1, 0}, {64, 64, 64, 2, 0, 0},
@@ -143,6 +146,9 @@ static void gpu_variant_sweep(void) {
         /* BLOCK_K 256: four blocks per stage; K = 320, 64, 192, 128 end in a stage with 1, 1,
          * 3 and 2 */
         {128, 24, 256, 3, 1, 1}, {64, 64, 256, 2, 1, 1},  {192, 16, 256, 2, 1, 1},
+        /* unrolled rings (the rest: 0..5 stages after the rounds, by K and STAGES) */
+        {128, 24, 128, 6, 1, 1}, {128, 24, 128, 5, 1, 1}, {128, 24, 256, 4, 1, 1},
+        {192, 96, 128, 4, 1, 1}, {128, 128, 128, 4, 1, 1},
         /* act16p: 256 tiles here, so the 132 persistent CTAs take one or two tiles each and
          * the ring's stages and phases run on across tiles and groups */
         {64, 8, 64, 2, 1, 2},    {64, 24, 64, 3, 1, 2},   {128, 128, 64, 4, 1, 2},
