@@ -413,13 +413,15 @@ static __device__ __forceinline__ void tma_2d(u32 dst, const void *map, int c0, 
 
 // ---- wgmma (PTX ISA "wgmma.mma_async"): D(64 x ${BLOCK_N}, f32) += A(64 x 16, f16, registers)
 // * B(16 x ${BLOCK_N}, f16, shared memory, K-major, 128-byte swizzle) ----
-// The wgmma descriptor (PTX ISA "Matrix Descriptor Format") for the k-loop, in two halves: desc_lo(saddr) per stage (start field and the
-// leading byte offset), then desc_at adds a k-step's advance (16-byte units) and the high word.
-// No address mask: shared::cta addresses are below 2^18, so the start field never carries into
-// the LBO (the masked form per wgmma cost 7 instructions, 28 of the ~148 of a k-step)
-static __device__ __forceinline__ u32 desc_lo(u32 saddr) { return (saddr >> 4) | (1u << 16); }
-static __device__ __forceinline__ u64 desc_at(u32 lo, u32 adv16) {
-  return (u64)(lo + adv16) | ((u64)(1024 >> 4) << 32) | ((u64)1 << 62);
+// The wgmma descriptor (PTX ISA "Matrix Descriptor Format") of a shared-memory address, whole
+// (start field, leading byte offset 1, stride 1024 B, 128-byte swizzle); a k-step's is its
+// stage's plus the step's byte offset / 16 (shared::cta addresses are below 2^18, so the start
+// field never carries into the next field): one 64-bit add (UIADD3.64) per wgmma, of a
+// constant where the ring's slot is one. Before: the start field and the high word were built
+// per wgmma (7 instructions each with the address mask, then 3 uniform ones: UIADD3, UMOV,
+// UMOV).
+static __device__ __forceinline__ u64 desc_of(u32 saddr) {
+  return ((u64)1 << 62) | ((u64)(1024 >> 4) << 32) | (u64)((saddr >> 4) | (1u << 16));
 }
 static __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 static __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -589,7 +591,8 @@ ${TILE_LOOP}
   // division by STAGES per k-step).
   int slot = 0, prev_slot = 0;
   u32 phase = 0;
-  const u32 tok0 = smem_u32(smem);
+  const u32 tok0 = smem_u32(smem);                 // the token ring starts the layout
+  const u64 tok_desc = desc_of(tok0);
 % if PERSIST then
   const int *tile_of = (const int *)(smem + ${TILE_OF});
   for (;;) {
@@ -627,7 +630,7 @@ ${TILE_LOOP}
   // One 64-k block j of the current stage: decode this thread's weights into fragment
   // registers, four wgmma steps, then wait for the previous block's wgmma group.
   // (sl: the stage's ring slot; a constant where the ring is unrolled)
-  auto block_at = [&](int sl, int j, u32 *afr) {
+  auto block_at = [&](int sl, int j, u32 *afr, bool reg_slot) {
     const unsigned char *w = smem + ${W_OFF} + sl * ${W_BYTES} + j * 32;
     const unsigned char *sf = smem + ${SF_OFF} + sl * ${SF_BYTES} + j * ${SF_SUB};
     const uint2 q0 = *(const uint2 *)(w + woff0), q1 = *(const uint2 *)(w + woff1);
@@ -645,9 +648,13 @@ ${TILE_LOOP}
     fence_regs(afr);
     fence_acc(acc);
     wgmma_fence();
-    const u32 tok = desc_lo(tok0 + sl * ${TOK_BYTES} + j * ${TOK_SUB});
+    // a constant slot: the ring's descriptor plus a constant; a slot in a register: built from
+    // the stage's address (tests/lint_ptx.c traces the address; ptxas builds either in uniform
+    // registers)
+    const u64 tok = reg_slot ? desc_of(tok0 + sl * ${TOK_BYTES} + j * ${TOK_SUB})
+                             : tok_desc + (u32)(sl * ${TOK_BYTES // 16} + j * ${TOK_SUB // 16});
 #pragma unroll
-    for (int s = 0; s < 4; s++) wgmma_rs(acc, afr + 4 * s, desc_at(tok, 2 * s));   // 32 bytes per step
+    for (int s = 0; s < 4; s++) wgmma_rs(acc, afr + 4 * s, tok + 2 * s);   // 32 bytes per step
     wgmma_commit();
     fence_acc(acc);
     wgmma_wait<1>();
@@ -661,7 +668,7 @@ ${TILE_LOOP}
     __syncwarp();
     if (lane == 0) mbar_arrive(empty0 + 8 * sl);
   };
-  auto block = [&](int j, u32 *afr) { block_at(slot, j, afr); };
+  auto block = [&](int j, u32 *afr) { block_at(slot, j, afr, true); };
   auto release_prev = [&]() { release_at(prev_slot); };
   auto next_slot = [&]() {
     prev_slot = slot;
@@ -703,14 +710,14 @@ ${TILE_LOOP}
   for (int r = 0; r < rounds; r++) {
 %   for s = 0, STAGES - 1 do
     mbar_wait(full0 + ${8 * s}, phase);
-    block_at(${s}, 0, afr0);
+    block_at(${s}, 0, afr0, false);
 %     if s == 0 then
     if (r > 0) release_at(${STAGES - 1});
 %     else
     release_at(${s - 1});
 %     end
 %     for j = 1, KSUB - 1 do
-    block_at(${s}, ${j}, ${j % 2 == 0 and "afr0" or "afr1"});
+    block_at(${s}, ${j}, ${j % 2 == 0 and "afr0" or "afr1"}, false);
 %     end
 %   end
     phase ^= 1;

@@ -835,7 +835,9 @@ int lint_desc_addr(const lint_prog *p, const char *desc_op, uint64_t *hi, uint64
         /* the fields above the start address: or-ed, or added where they cannot carry
          * (the compiler turns one into the other) */
         if ((!strncmp(in->op, "or.b64", 6) || !strncmp(in->op, "or.b32", 6) ||
-             !strncmp(in->op, "add.s64", 7) || !strncmp(in->op, "add.u64", 7)) && in->nops == 3) {
+             ((!strncmp(in->op, "add.s64", 7) || !strncmp(in->op, "add.u64", 7)) &&
+              !(parse_imm(in->ops[2], &imm) && imm < 0x4000))) &&
+            in->nops == 3) {
             int i0 = parse_imm(in->ops[2], &imm) ? 1 : parse_imm(in->ops[1], &imm) ? 2 : 0;
             /* an immediate reaching into the start field (bits 0..13) is not a field: an
              * or-ed one would be an advance the address check never sees (a review found
@@ -845,7 +847,8 @@ int lint_desc_addr(const lint_prog *p, const char *desc_op, uint64_t *hi, uint64
             r = lint_reg(p, in->ops[i0]);
         } else if (!strncmp(in->op, "cvt.", 4) || !strncmp(in->op, "mov.", 4)) {
             r = lint_reg(p, in->ops[1]);
-        } else if ((!strncmp(in->op, "add.s32", 7) || !strncmp(in->op, "add.u32", 7)) &&
+        } else if ((!strncmp(in->op, "add.s32", 7) || !strncmp(in->op, "add.u32", 7) ||
+                    !strncmp(in->op, "add.s64", 7) || !strncmp(in->op, "add.u64", 7)) &&
                    in->nops == 3 && keep == ~0ULL && parse_imm(in->ops[2], &imm) && imm < 0x4000) {
             /* (address >> 4) + imm: a start-field advance of imm * 16 bytes, below any mask;
              * the caller adds it to the address it checks */
