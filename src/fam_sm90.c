@@ -135,6 +135,40 @@ static int sm90_ctas_per_sm(const nvfp4jit_variant *v) {
     return o;
 }
 
+/* act16 variants with BLOCK_K > 64 whose unrolled ring (RING_UNROLL=1, templates/
+ * sm90a_act16.cuh) ptxas serialises (C7511/C7512) or spills (128x32x128, 256x8x256) on NVRTC
+ * 13.0, as {BLOCK_M, BLOCK_N, BLOCK_K, STAGES}: they are rendered with the ring in a
+ * register, and the heuristic charges them that ring. compile.ring_table compiles each one's
+ * unrolled render and a sample of the others and fails when a toolchain changes the answer;
+ * a variant not listed that degrades anyway gets the same render from src/jit.c's fallback. */
+static const short ring_fallback[][4] = {
+    {64, 8, 128, 2}, {64, 8, 128, 3}, {64, 8, 128, 4}, {64, 8, 128, 6}, {128, 8, 128, 2},
+    {128, 8, 128, 3}, {128, 8, 128, 4}, {128, 8, 128, 6}, {192, 8, 128, 2}, {192, 8, 128, 3},
+    {192, 8, 128, 4}, {192, 8, 128, 6}, {128, 32, 128, 2}, {128, 32, 128, 3},
+    {128, 32, 128, 4}, {128, 32, 128, 6}, {64, 48, 128, 2}, {64, 48, 128, 3},
+    {128, 48, 128, 2}, {128, 48, 128, 3}, {128, 48, 128, 4}, {256, 48, 128, 2},
+    {256, 48, 128, 3}, {256, 48, 128, 4}, {256, 48, 128, 6}, {64, 192, 128, 2},
+    {128, 192, 128, 2}, {128, 192, 128, 3}, {64, 8, 256, 2}, {64, 8, 256, 3}, {128, 8, 256, 2},
+    {128, 8, 256, 3}, {192, 8, 256, 2}, {192, 8, 256, 3}, {256, 8, 256, 2}, {256, 8, 256, 3},
+    {256, 8, 256, 4}, {64, 16, 256, 2}, {64, 16, 256, 3}, {128, 16, 256, 2}, {128, 16, 256, 3},
+    {128, 16, 256, 4}, {256, 16, 256, 2}, {256, 16, 256, 3}, {256, 16, 256, 4},
+    {64, 24, 256, 2}, {128, 24, 256, 2}, {128, 24, 256, 3}, {256, 24, 256, 2},
+    {256, 24, 256, 3}, {256, 24, 256, 4}, {64, 32, 256, 2}, {128, 32, 256, 2},
+    {128, 32, 256, 3}, {256, 32, 256, 2}, {256, 32, 256, 3}, {256, 32, 256, 4},
+    {128, 48, 256, 2}, {256, 48, 256, 2}, {256, 48, 256, 3}, {192, 96, 256, 2}
+};
+
+int sm90_ring_unrolled(const nvfp4jit_variant *v) {
+    if (v->arch != NVFP4JIT_ARCH_SM90A || v->strategy != NVFP4JIT_STRATEGY_ACT16 ||
+        v->block_k <= 64)
+        return 0;
+    for (size_t i = 0; i < sizeof ring_fallback / sizeof ring_fallback[0]; i++)
+        if (ring_fallback[i][0] == v->block_m && ring_fallback[i][1] == v->block_n &&
+            ring_fallback[i][2] == v->block_k && ring_fallback[i][3] == v->stages)
+            return 0;
+    return 1;
+}
+
 /* Offsets from the kernel's 1024-byte aligned base (the launch asks for 1024 bytes more:
  * the dynamic base is only 16-byte aligned, see DESIGN.md "Static shared memory"). */
 static void dual_layout(const nvfp4jit_variant *v, dual_smem *l) {
@@ -289,9 +323,10 @@ static int sm90_params(const nvfp4jit_variant *v, tmpl_param *p, int cap) {
         PARAM("MOE_ARGS_BYTES", sizeof(nj_moe_args));
         PARAM("PREP_CTA_ITEMS", NJ_ACT16_PREP_CTA_ITEMS);
         PARAM("MIN_CTAS", sm90_ctas_per_sm(v));
-        /* the ring unrolled with constant slots (act16 with BLOCK_K > 64): src/jit.c falls
-         * back to 0 where ptxas serialises its wgmma pipeline */
-        PARAM("RING_UNROLL", v->strategy == NVFP4JIT_STRATEGY_ACT16 && v->block_k > 64);
+        /* the ring unrolled with constant slots (act16 with BLOCK_K > 64, not listed in
+         * ring_fallback): src/jit.c falls back to 0 where ptxas serialises its wgmma
+         * pipeline or it spills all the same */
+        PARAM("RING_UNROLL", sm90_ring_unrolled(v));
         PARAM("SMEM_TOK_BYTES", l.tok);
         PARAM("SMEM_W_BYTES", l.w);
         PARAM("SMEM_SF_BYTES", l.sf);
@@ -607,6 +642,8 @@ static const fam_rates sm90_rates = {
     .l2_bytes_per_clk = 48.0,
     .act16p_tile_us = 1.5,
     .act16_stage_clk = 75.0, /* fitted 2026-12-04: decode64-up BLOCK_K 64 -> 128 (heuristic.c) */
+    .act16_unrolled_dec = 0.88,        /* SASS: ~81 vs ~92 instructions per 64-k block */
+    .act16_unrolled_stage_clk = 40.0,  /* SASS: ~15 vs ~30 per stage (wait, release, slot) */
     .regs_per_thread = 0,
     .ring_latency_us = 0.63, /* act16's ring (heuristic.c): ~1100 clocks, fitted 2026-12-04 */
 };
@@ -630,6 +667,7 @@ const family fam_sm90a = {
     .threads = sm90_threads,
     .dyn_smem = sm90_dyn_smem,
     .ctas_per_sm = sm90_ctas_per_sm,
+    .ring_unrolled = sm90_ring_unrolled,
     .params = sm90_params,
     .enumerate = sm90_enumerate,
     .blob_size = sm90_blob_size,

@@ -57,6 +57,8 @@ typedef struct fam_rates {
     double l2_bytes_per_clk;     /* L2 -> shared memory, per SM */
     double act16p_tile_us;       /* act16p's per-tile cost (instead of tile_overhead_us) */
     double act16_stage_clk;      /* per ring stage of one CTA: barrier wait, release, loop */
+    double act16_unrolled_dec;   /* decode time factor with the ring unrolled (ring_unrolled) */
+    double act16_unrolled_stage_clk; /* act16_stage_clk with the ring unrolled */
     /* sm_100a occupancy: registers per thread (ptxas), and the ring's DRAM round trip */
     int regs_per_thread;
     double ring_latency_us;
@@ -115,7 +117,14 @@ typedef struct family {
     /* CTAs of v the kernel is compiled to fit on one SM (its __launch_bounds__), which the
      * heuristic's occupancy model uses; NULL or 0: the heuristic's own estimate. */
     int (*ctas_per_sm)(const nvfp4jit_variant *v);
+    /* 1 if v's k-loop ring is unrolled with constant slots (sm_90a act16: RING_UNROLL),
+     * which the heuristic charges less per stage and per decoded block; NULL: never */
+    int (*ring_unrolled)(const nvfp4jit_variant *v);
 } family;
+
+/* fam_sm90.c: RING_UNROLL of an sm_90a variant (1: act16 with BLOCK_K > 64 that ptxas keeps
+ * pipelined unrolled on the toolchain the table was made with) */
+int sm90_ring_unrolled(const nvfp4jit_variant *v);
 
 /* Device-blob and shared-memory layouts reach the template as integer parameters named
  * BLOB_* and SMEM_* (fam_sm90.c, fam_sm100.c list them); the template uses them and

@@ -135,6 +135,10 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
         if (act16) {
             /* weights only are decoded in the kernel; tokens arrive as fp16 through L2 */
             dec = (double)v->block_m * v->block_k / r->act16_decode_per_clk;
+            /* the ring unrolled with constant slots: fewer instructions per block and stage */
+            const int unrolled = f->ring_unrolled && f->ring_unrolled(v);
+            if (unrolled) dec *= r->act16_unrolled_dec;
+            const double stage_clk = unrolled ? r->act16_unrolled_stage_clk : r->act16_stage_clk;
             double l2 = ((double)v->block_n * v->block_k * 2 +
                          (double)v->block_m * v->block_k / 2 + 512.0) /
                         r->l2_bytes_per_clk;
@@ -145,7 +149,7 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
              * per k-step on the H200, from bench1 and the tensor pipe's 84 % on prefill8-up) */
             double lo = fmin(dec, mma);
             step = fmax(o * (fmax(dec, mma) + 1.2 * lo * lo / (dec + mma) +
-                             r->act16_stage_clk * 64.0 / v->block_k),
+                             stage_clk * 64.0 / v->block_k),
                         o * l2);
             /* the ring: a stage is held while it is decoded and while the wgmma that reads
              * its tokens is in flight; the consumers release a stage after the first block
@@ -187,6 +191,7 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
                            : 0;
     double mem_us = bytes / r->dram_bytes_per_us;
     c->v = *v;
+    if (act16) c->ctas_per_sm = occ;
     c->tiles = tiles;
     c->waves = waves;
     c->mma_us = tiles ? mma_total / fmin((double)tiles, (double)sms) : 0;
@@ -246,6 +251,7 @@ static int cand_qsort_cmp(const void *pa, const void *pb) { return heur_cand_cmp
 static int prefer_cmp(const heur_cand *a, const heur_cand *b) {
     int ra = a->ring_us > a->kstep_us, rb = b->ring_us > b->kstep_us;
     if (ra != rb) return ra - rb;
+
     size_t sa = smem_of(&a->v), sb = smem_of(&b->v);
     if (sa != sb) return sa < sb ? -1 : 1;
     long ta = (long)a->v.block_m * a->v.block_n, tb = (long)b->v.block_m * b->v.block_n;
@@ -264,6 +270,20 @@ static void prefer_simpler(heur_cand *c, size_t n) {
         size_t best = i;
         for (size_t j = i + 1; j < n && c[j].est_us <= lim; j++)
             if (prefer_cmp(&c[j], &c[best]) < 0) best = j;
+        /* then, for act16's narrow token tiles of decode sets (BLOCK_N <= 32), of the same tile
+         * and strategy with as many CTAs per SM, the deepest ring within the tie: their
+         * k-steps are short, so the round trip's spread shows (H200 after the ring unroll:
+         * decode64-up 128x24x128 at 2 CTAs per SM s4 243.7 us, s5 237.9, s6 235.5, decode64-down
+         * s4 140.3, s6 137.3, all tied in the model; but bench2 128x96x128 s4 92.3, s6 94.2) */
+        for (size_t j = i; j < n && c[j].est_us <= lim; j++) {
+            const nvfp4jit_variant *a = &c[j].v, *b = &c[best].v;
+            if (j != best && b->block_n <= 32 && b->strategy == NVFP4JIT_STRATEGY_ACT16 &&
+                a->arch == b->arch && a->block_m == b->block_m &&
+                a->block_n == b->block_n && a->block_k == b->block_k &&
+                a->strategy == b->strategy && a->swap_ab == b->swap_ab &&
+                c[j].ctas_per_sm == c[best].ctas_per_sm && a->stages > b->stages)
+                best = j;
+        }
         if (best != i) {
             heur_cand t = c[best];
             memmove(&c[i + 1], &c[i], (best - i) * sizeof *c);

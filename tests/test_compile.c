@@ -141,17 +141,16 @@ static void t_ring_unroll(void) {
         CHECKF(strstr(log, "serialized") == NULL && strstr(log, "== nvfp4jit ==") == NULL, "%s: %s",
                name, log);
     }
-    /* whichever form 128x24x256:s3 (the decode sets' choice) ends in, its pipeline is whole;
-     * on NVRTC 13.0 it is the fallback */
+    /* 128x24x256:s3 is in src/fam_sm90.c's table: rendered with the ring in a register
+     * directly (no fallback compile), its pipeline whole */
     nvfp4jit_variant d = {NVFP4JIT_ARCH_SM90A, 128, 24, 256, 3, 1, NVFP4JIT_STRATEGY_ACT16};
     nvfp4jit_kernel *k = NULL;
+    CHECK(!sm90_ring_unrolled(&d));
     CHECK(nvfp4jit_compile(ctx, &d, &k) == NVFP4JIT_OK && k);
     if (k) {
         const char *log = artifact(k, NVFP4JIT_ARTIFACT_LOG);
-        int fell_back = strstr(log, "the fallback render (RING_UNROLL=0)") != NULL;
-        CHECKF(strstr(log, "serialized") == NULL, "%s", log);
-        CHECK(fell_back == (strstr(artifact(k, NVFP4JIT_ARTIFACT_SOURCE), marker) == NULL));
-        printf("  sm90a:128x24x256:s3:swap:act16: %s\n", fell_back ? "fallback render" : "unrolled");
+        CHECKF(strstr(log, "serialized") == NULL && strstr(log, "== nvfp4jit ==") == NULL, "%s", log);
+        CHECK(strstr(artifact(k, NVFP4JIT_ARTIFACT_SOURCE), marker) == NULL);
     }
     /* the fallback path forced (the hook), then the same variant from the disk cache in a new
      * context: the fallback's source and log come back; a forced variant that is not the
@@ -196,6 +195,69 @@ static void t_ring_unroll(void) {
     CHECK(jit_test_force_fallback == 1); /* no fallback: the hook is not consumed */
     jit_test_force_fallback = 0;
     if (k) CHECK(strstr(artifact(k, NVFP4JIT_ARTIFACT_LOG), "== nvfp4jit ==") == NULL);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+/* src/fam_sm90.c's ring_fallback table against this toolchain: every listed variant's
+ * unrolled render (RING_UNROLL forced to 1) is serialised or spills, and of the act16
+ * variants with BLOCK_K > 64 not listed, every third one compiles unrolled without a
+ * fallback. On a failure it prints what this toolchain says, for the table. */
+static void t_ring_table(void) {
+    nvfp4jit_ctx *ctx = mk(NULL);
+    const family *f = fam_get(NVFP4JIT_ARCH_SM90A);
+    REQUIRE(ctx && f);
+    size_t n = 0;
+    REQUIRE(nvfp4jit_variant_space(NVFP4JIT_ARCH_SM90A, NULL, 0, &n) == NVFP4JIT_OK);
+    nvfp4jit_variant *vs = calloc(n, sizeof *vs);
+    REQUIRE(vs && nvfp4jit_variant_space(NVFP4JIT_ARCH_SM90A, vs, n, &n) == NVFP4JIT_OK);
+    int listed = 0, sampled = 0, others = 0, bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        const nvfp4jit_variant *v = &vs[i];
+        if (v->strategy != NVFP4JIT_STRATEGY_ACT16 || v->block_k <= 64) continue;
+        char name[96];
+        nvfp4jit_variant_format(v, name, sizeof name);
+        if (sm90_ring_unrolled(v)) {
+            if (others++ % 3) continue;
+            sampled++;
+            nvfp4jit_kernel *k = NULL;
+            CHECKF(nvfp4jit_compile(ctx, v, &k) == NVFP4JIT_OK, "%s: %s", name, nvfp4jit_last_error(ctx));
+            if (!k) continue;
+            const char *log = artifact(k, NVFP4JIT_ARTIFACT_LOG);
+            int ok = strstr(artifact(k, NVFP4JIT_ARTIFACT_SOURCE), "const int rounds = nk /") &&
+                     !strstr(log, "== nvfp4jit ==");
+            CHECKF(ok, "%s is not in ring_fallback but its unrolled ring degrades (add it): %.300s",
+                   name, log);
+            bad += !ok;
+            continue;
+        }
+        listed++;
+        tmpl_param p[48];
+        int np = nj_variant_params(v, p, 48), found = 0;
+        for (int j = 0; j < np; j++)
+            if (!strcmp(p[j].name, "RING_UNROLL")) {
+                p[j].ival = 1;
+                found = 1;
+            }
+        CHECK(found);
+        nj_buf src;
+        nj_buf_init(&src);
+        REQUIRE(tmpl_render(ctx, f->template_name, p, np, &src) == NVFP4JIT_OK);
+        nvrtc_result r;
+        nvrtc_result_init(&r);
+        CHECKF(nvrtc_compile(ctx, src.data, "ring_table.cu", f->arch_name, &r) == NVFP4JIT_OK, "%s",
+               name);
+        int degraded = (r.log.data && strstr(r.log.data, "wgmma.mma_async instructions are serialized")) ||
+                       r.res.spill_store_bytes > 0 || r.res.spill_load_bytes > 0;
+        CHECKF(degraded, "%s is in ring_fallback but its unrolled ring compiles whole (remove it)",
+               name);
+        bad += !degraded;
+        nvrtc_result_free(&r);
+        nj_buf_free(&src);
+    }
+    printf("  ring_fallback: %d listed, %d of %d others sampled, %d disagree with this toolchain\n",
+           listed, sampled, others, bad);
+    CHECK(listed >= 40 && sampled >= 40);
+    free(vs);
     nvfp4jit_ctx_destroy(ctx);
 }
 
@@ -479,6 +541,7 @@ const test_case tests_compile[] = {
     {"sm90_matrix", t_sm90_matrix},
     {"act16_occupancy", t_act16_occupancy},
     {"ring_unroll", t_ring_unroll},
+    {"ring_table", t_ring_table},
     {"sm100_matrix", t_sm100_matrix},
     {"forced_failures", t_forced_failures},
     {"real_compile_error", t_real_compile_error},
