@@ -264,7 +264,7 @@ static int prefer_cmp(const heur_cand *a, const heur_cand *b) {
 /* c[0..n) sorted by heur_cand_cmp. Position i gets, of the candidates left whose estimate is
  * within HEUR_TIE of the fastest left (c[i]), the one prefer_cmp puts first; the others keep
  * their order. A pure function of the sorted list, so as deterministic as the order. */
-static void prefer_simpler(heur_cand *c, size_t n) {
+void heur_prefer(heur_cand *c, size_t n) {
     for (size_t i = 0; i + 1 < n; i++) {
         double lim = c[i].est_us + HEUR_TIE * c[i].est_us;
         size_t best = i;
@@ -310,7 +310,7 @@ nvfp4jit_status heur_rank(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_
         return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (heuristic)");
     }
     qsort(a.all, a.count, sizeof *a.all, cand_qsort_cmp);
-    prefer_simpler(a.all, a.count);
+    heur_prefer(a.all, a.count);
     for (size_t i = 0; i < a.count && i < cap; i++) out[i] = a.all[i];
     if (count) *count = a.count;
     free(a.all);

@@ -32,6 +32,11 @@ nvfp4jit_status heur_rank(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_
 nvfp4jit_status heur_choose(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_group *g,
                             size_t n, int sms, nvfp4jit_variant *v, nvfp4jit_choice *choice);
 
+/* c[0..n) sorted by heur_cand_cmp: of the candidates within 2 % of each position's fastest,
+ * the simplest first (less shared memory, smaller tile; for narrow act16 tiles the deepest
+ * ring of one tile), as heur_rank does (heuristic.c). */
+void heur_prefer(heur_cand *c, size_t n);
+
 /* The ranking's total order (exposed for its property test): estimate, then the variant's
  * fields (arch, block_m, block_n, block_k, stages, swap_ab, strategy). @return <0, 0, >0. */
 int heur_cand_cmp(const heur_cand *a, const heur_cand *b);
