@@ -135,7 +135,7 @@ static int sm90_ctas_per_sm(const nvfp4jit_variant *v) {
     return o;
 }
 
-/* act16 variants with BLOCK_K > 64 whose unrolled ring (RING_UNROLL=1, templates/
+/* act16 variants whose unrolled ring (RING_UNROLL=1, templates/
  * sm90a_act16.cuh) ptxas serialises (C7511/C7512) or spills (128x32x128, 256x8x256) on NVRTC
  * 13.0, as {BLOCK_M, BLOCK_N, BLOCK_K, STAGES}: they are rendered with the ring in a
  * register, and the heuristic charges them that ring. compile.ring_table compiles each one's
@@ -159,9 +159,7 @@ static const short ring_fallback[][4] = {
 };
 
 int sm90_ring_unrolled(const nvfp4jit_variant *v) {
-    if (v->arch != NVFP4JIT_ARCH_SM90A || v->strategy != NVFP4JIT_STRATEGY_ACT16 ||
-        v->block_k <= 64)
-        return 0;
+    if (v->arch != NVFP4JIT_ARCH_SM90A || v->strategy != NVFP4JIT_STRATEGY_ACT16) return 0;
     for (size_t i = 0; i < sizeof ring_fallback / sizeof ring_fallback[0]; i++)
         if (ring_fallback[i][0] == v->block_m && ring_fallback[i][1] == v->block_n &&
             ring_fallback[i][2] == v->block_k && ring_fallback[i][3] == v->stages)
@@ -323,9 +321,9 @@ static int sm90_params(const nvfp4jit_variant *v, tmpl_param *p, int cap) {
         PARAM("MOE_ARGS_BYTES", sizeof(nj_moe_args));
         PARAM("PREP_CTA_ITEMS", NJ_ACT16_PREP_CTA_ITEMS);
         PARAM("MIN_CTAS", sm90_ctas_per_sm(v));
-        /* the ring unrolled with constant slots (act16 with BLOCK_K > 64, not listed in
-         * ring_fallback): src/jit.c falls back to 0 where ptxas serialises its wgmma
-         * pipeline or it spills all the same */
+        /* the ring unrolled with constant slots (act16 not listed in ring_fallback):
+         * src/jit.c falls back to 0 where ptxas serialises its wgmma pipeline or it spills
+         * all the same */
         PARAM("RING_UNROLL", sm90_ring_unrolled(v));
         PARAM("SMEM_TOK_BYTES", l.tok);
         PARAM("SMEM_W_BYTES", l.w);

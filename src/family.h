@@ -122,8 +122,8 @@ typedef struct family {
     int (*ring_unrolled)(const nvfp4jit_variant *v);
 } family;
 
-/* fam_sm90.c: RING_UNROLL of an sm_90a variant (1: act16 with BLOCK_K > 64 that ptxas keeps
- * pipelined unrolled on the toolchain the table was made with) */
+/* fam_sm90.c: RING_UNROLL of an sm_90a variant (1: act16 that ptxas keeps pipelined unrolled
+ * on the toolchain the table was made with) */
 int sm90_ring_unrolled(const nvfp4jit_variant *v);
 
 /* Device-blob and shared-memory layouts reach the template as integer parameters named

@@ -680,6 +680,30 @@ ${TILE_LOOP}
 % if KSUB == 1 then
   // one block per stage; the fragment buffers alternate between stages
   int kt = 0;
+% if RING_UNROLL == 1 and not PERSIST then
+  // RING_UNROLL: whole rounds of R stages (STAGES, or twice that when odd, so that each
+  // position's fragment buffer is fixed too) with constant slots, then the loop below
+%   local R = STAGES % 2 == 0 and STAGES or 2 * STAGES
+  const int rounds = nk / ${R};
+  for (int r = 0; r < rounds; r++) {
+%   for q = 0, R - 1 do
+%     local sl = q % STAGES
+    mbar_wait(full0 + ${8 * sl}, phase);
+    block_at(${sl}, 0, ${q % 2 == 0 and "afr0" or "afr1"}, false);
+%     if q == 0 then
+    if (r > 0) release_at(${STAGES - 1});
+%     else
+    release_at(${(q - 1) % STAGES});
+%     end
+%     if sl == STAGES - 1 then
+    phase ^= 1;
+%     end
+%   end
+  }
+  if (rounds > 0) prev_slot = ${STAGES - 1};
+  kt = rounds * ${R};
+  if (kt < nk)
+% end
   for (;;) {
     mbar_wait(full0 + 8 * slot, phase);
     block(0, afr0);
