@@ -157,8 +157,9 @@ typedef struct nvfp4jit_ext_candidate {
     long long tiles;
     double waves;
     double waste; /* fraction of MMA work spent on padding */
-    /* sm_100a (0 elsewhere): CTAs per SM and what limits them, the tensor-core time of one
-     * k-step and the time per k-step the stage ring allows */
+    /* sm_100a, and for sm_90a act16 ctas_per_sm, kstep_us and ring_us (0 elsewhere): CTAs
+     * per SM and what limits them, the time of one k-step and the time per k-step the stage
+     * ring allows */
     int ctas_per_sm, occ_smem, occ_tmem, occ_regs;
     double kstep_us, ring_us;
 } nvfp4jit_ext_candidate;

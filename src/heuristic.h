@@ -14,7 +14,8 @@ typedef struct heur_cand {
     long long tiles;
     double waves;
     double waste;       /* fraction of MMA work spent on padding (M/N tails) */
-    /* sm_100a occupancy and ring (0 elsewhere): CTAs per SM and what limits it, the
+    /* sm_100a occupancy and ring (sm_90a act16: ctas_per_sm, kstep_us, ring_us; 0
+     * elsewhere): CTAs per SM and what limits it, the
      * tensor-core time of one k-step, and the time per k-step the mbarrier ring allows when
      * it must cover a DRAM round trip (heuristic.c "sm_100a stages") */
     int ctas_per_sm, occ_smem, occ_tmem, occ_regs;

@@ -56,7 +56,7 @@ typedef struct nj_jit_req {
     const tmpl_param *params;
     int nparams;
     /* Rendered and compiled instead when ptxas reports that the params' render serialised
-     * its wgmma pipeline (C751x: no async wgmma, a large loss); NULL: none. The module is
+     * its wgmma pipeline (C751x: no async wgmma, a large loss) or spilled; NULL: none. The module is
      * then the fallback's (source, PTX, cubin; its log starts with a note), cached under the
      * key of the params' render. */
     const tmpl_param *fallback;

@@ -729,7 +729,8 @@ ${TILE_LOOP}
   // (128x24x256:s4). The last nst % STAGES stages run in the loop below. ptxas serialises the
   // wgmma pipeline of some variants in this form (C7511/C7512: 54 of the 231 act16 variants
   // with BLOCK_K > 64 on NVRTC 13.0; every other arrangement of the partial round tried did
-  // no better) and spills 4 (128x32x128): src/jit.c then compiles the RING_UNROLL=0 render.
+  // no better) and spills 7 (128x32x128, 256x8x256): src/fam_sm90.c's ring_fallback lists
+  // them, and src/jit.c compiles the RING_UNROLL=0 render for any other that degrades.
   const int rounds = nk / ${KSUB * STAGES};
   for (int r = 0; r < rounds; r++) {
 %   for s = 0, STAGES - 1 do

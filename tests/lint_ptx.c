@@ -843,6 +843,9 @@ int lint_desc_addr(const lint_prog *p, const char *desc_op, uint64_t *hi, uint64
              * or-ed one would be an advance the address check never sees (a review found
              * `or.b32 x, start, 8` passing as +0 bytes) */
             if (!i0 || (imm & 0x3FFF)) return -1;
+            /* an add is an or only where the bits are not set yet (a review: two adds of the
+             * same high constant passed as one, with swizzle 2 and SBO 2048 in the real value) */
+            if (in->op[0] == 'a' && (*hi & imm)) return -1;
             *hi |= imm;
             r = lint_reg(p, in->ops[i0]);
         } else if (!strncmp(in->op, "cvt.", 4) || !strncmp(in->op, "mov.", 4)) {
