@@ -123,12 +123,13 @@ static void gpu_variant_sweep(void) {
     nvfp4jit_ctx *ctx = new_ctx();
     REQUIRE(ctx);
     NEED_SM90(ctx, api);
-    /* tails on both sides, K % 128 == 64, an empty group, N = 8; K of 37, 25 and 48 64-k
-     * blocks: act16's unrolled rings (RING_UNROLL) run whole rounds, then 0..STAGES-1 stages
-     * with the slot in a register, then a stage of 1..3 blocks */
+    /* tails on both sides, K % 128 == 64, an empty group, N = 8; K of 37, 25, 48, 38 and 39
+     * 64-k blocks: act16's unrolled rings (RING_UNROLL) run whole rounds, then 0..STAGES-1
+     * stages with the slot in a register, then a stage of 1..3 blocks */
     static const int64_t shapes[][3] = {{127, 136, 320}, {0, 256, 256}, {129, 8, 64},
                                         {1, 128, 64},    {200, 264, 192}, {64, 512, 128},
-                                        {33, 136, 2368}, {70, 72, 1600}, {5, 256, 3072}};
+                                        {33, 136, 2368}, {70, 72, 1600}, {5, 256, 3072},
+                                        {17, 128, 2432}, {9, 64, 2496}};
     /* {BLOCK_M, BLOCK_N, BLOCK_K, STAGES, swap, strategy}; strategy 1 = act16, 2 = act16p */
     static const int vs[][6] = {
         {128, 128, 64, 4, 0, 0}, {128, 128, 64, 4, 1, 0}, {64, 64, 64, 2, 0, 0},
