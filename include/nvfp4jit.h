@@ -204,8 +204,9 @@ enum {
      *  from the tuning database) on a set over the second limit, nvfp4jit_plan_create fails
      *  with NVFP4JIT_ERR_INVALID_PROBLEM before compiling anything. */
     NVFP4JIT_STRATEGY_ACT16 = 1,
-    /** "act16p" (formatted ":act16p"): act16 on a persistent grid, one CTA per SM looping over
-     *  the tiles, so a CTA's loads for its next tile overlap the stores of its last one. */
+    /** "act16p" (formatted ":act16p"): act16 on a persistent grid, as many CTAs per SM as
+     *  the kernel is compiled for (as act16: small tiles fit several), each looping over the
+     *  tiles, so a CTA's loads for its next tile overlap the stores of its last one. */
     NVFP4JIT_STRATEGY_ACT16P = 2
 };
 

@@ -80,6 +80,8 @@ static int sf_blocks(int rows) {
  * a 1-D grid whose item indices (up to the last CTA's end) are ints (act16_blob_fill) */
 #define ACT16_MAX_ITEMS (0x7fffffffLL - (NJ_ACT16_PREP_CTA_ITEMS - 1))
 
+int sm90_test_persist_ctas;
+
 /* act16 and act16p (the same kernel; act16p launches a persistent grid) */
 static int is_act16(const nvfp4jit_variant *v) {
     return v->strategy == NVFP4JIT_STRATEGY_ACT16 || v->strategy == NVFP4JIT_STRATEGY_ACT16P;
@@ -122,9 +124,10 @@ static int act16_need_regs(const nvfp4jit_variant *v) {
  * registers and every 4th warp, as in act16_consumer_regs), whose shared memory (+1 KB
  * reserved per CTA) fits the SM and whose threads fit 2048. ptxas then caps the registers to
  * fit: 128x24 went from 79 registers (2 CTAs) to 72 (3 CTAs), decode64-up 324 -> 302 us on the
- * H200 (bench/RESULTS.md 2026-12-04). act16p launches one persistent CTA per SM: 1. */
+ * H200 (bench/RESULTS.md 2026-12-04). act16p the same: its persistent grid is that many CTAs
+ * per SM (with one, the decode tiles ran 30-40 % slower than act16's three). */
 static int sm90_ctas_per_sm(const nvfp4jit_variant *v) {
-    if (v->strategy != NVFP4JIT_STRATEGY_ACT16) return 1;
+    if (!is_act16(v)) return 1;
     int need = act16_need_regs(v), warps = (2 * v->block_m + 32) / 32;
     need = need < 72 ? 72 : (need + 7) / 8 * 8; /* (64: 64x8 spilled 4 bytes at 6 CTAs) */
     size_t smem = sm90_dyn_smem(v) + 1024;
@@ -158,13 +161,60 @@ static const short ring_fallback[][4] = {
     {128, 48, 256, 2}, {256, 48, 256, 2}, {256, 48, 256, 3}, {192, 96, 256, 2}
 };
 
+/* act16p: its unrolled ring (the tile loop and the producer's padding to slot 0 live beside
+ * it) degrades on these too, besides every variant of ring_fallback: 125 serialised (C7512),
+ * 24 spilled, of the 323 not in ring_fallback when the whole act16p space was compiled
+ * unrolled (NVRTC 13.0, 2026-12-05; bench/RESULTS.md). Checked like ring_fallback. */
+static const short ring_fallback_p[][4] = {
+    {64, 8, 64, 2}, {64, 8, 64, 3}, {64, 8, 64, 4}, {64, 8, 64, 6}, {64, 8, 64, 8},
+    {128, 8, 64, 2}, {128, 8, 64, 3}, {128, 8, 64, 4}, {128, 8, 64, 6}, {128, 8, 64, 8},
+    {192, 8, 64, 2}, {192, 8, 64, 3}, {192, 8, 64, 4}, {192, 8, 64, 6}, {192, 8, 64, 8},
+    {64, 16, 64, 2}, {64, 16, 64, 3}, {64, 16, 64, 4}, {64, 16, 64, 6}, {64, 16, 64, 8},
+    {128, 16, 64, 2}, {128, 16, 64, 3}, {128, 16, 64, 4}, {128, 16, 64, 6}, {128, 16, 64, 8},
+    {64, 24, 64, 2}, {64, 24, 64, 3}, {64, 24, 64, 4}, {64, 24, 64, 6}, {128, 24, 64, 2},
+    {128, 24, 64, 3}, {128, 24, 64, 4}, {128, 24, 64, 6}, {128, 24, 64, 8}, {64, 32, 64, 3},
+    {64, 32, 64, 6}, {128, 32, 64, 3}, {128, 32, 64, 6}, {256, 32, 64, 3}, {256, 32, 64, 6},
+    {64, 48, 64, 2}, {64, 48, 64, 3}, {64, 48, 64, 4}, {64, 48, 64, 6}, {128, 48, 64, 2},
+    {128, 48, 64, 3}, {128, 48, 64, 4}, {128, 48, 64, 6}, {128, 48, 64, 8}, {256, 48, 64, 2},
+    {256, 48, 64, 3}, {256, 48, 64, 4}, {256, 48, 64, 6}, {256, 48, 64, 8}, {64, 64, 64, 2},
+    {64, 64, 64, 3}, {64, 64, 64, 4}, {128, 64, 64, 2}, {128, 64, 64, 3}, {128, 64, 64, 4},
+    {128, 64, 64, 6}, {128, 64, 64, 8}, {64, 96, 64, 3}, {192, 96, 64, 3}, {192, 96, 64, 6},
+    {64, 128, 64, 2}, {64, 128, 64, 3}, {64, 192, 64, 2}, {64, 192, 64, 3}, {64, 192, 64, 4},
+    {128, 192, 64, 2}, {128, 192, 64, 3}, {128, 192, 64, 4}, {128, 192, 64, 6}, {128, 8, 128, 8},
+    {256, 8, 128, 2}, {256, 8, 128, 3}, {256, 8, 128, 4}, {256, 8, 128, 6}, {256, 8, 128, 8},
+    {64, 16, 128, 2}, {64, 16, 128, 3}, {64, 16, 128, 4}, {64, 16, 128, 6}, {128, 16, 128, 2},
+    {128, 16, 128, 3}, {128, 16, 128, 4}, {128, 16, 128, 6}, {128, 16, 128, 8}, {256, 16, 128, 2},
+    {256, 16, 128, 3}, {256, 16, 128, 4}, {256, 16, 128, 6}, {256, 16, 128, 8}, {64, 24, 128, 2},
+    {64, 24, 128, 3}, {64, 24, 128, 4}, {128, 24, 128, 2}, {128, 24, 128, 3}, {128, 24, 128, 4},
+    {128, 24, 128, 6}, {256, 24, 128, 2}, {256, 24, 128, 3}, {256, 24, 128, 4}, {256, 24, 128, 6},
+    {256, 24, 128, 8}, {64, 32, 128, 2}, {64, 32, 128, 3}, {64, 32, 128, 4}, {256, 32, 128, 2},
+    {256, 32, 128, 3}, {256, 32, 128, 4}, {256, 32, 128, 6}, {256, 32, 128, 8}, {64, 64, 128, 2},
+    {64, 64, 128, 3}, {192, 64, 128, 2}, {192, 64, 128, 3}, {192, 64, 128, 4}, {192, 64, 128, 6},
+    {64, 96, 128, 2}, {192, 96, 128, 2}, {192, 96, 128, 3}, {192, 96, 128, 4}, {64, 8, 256, 4},
+    {128, 8, 256, 4}, {192, 8, 256, 4}, {192, 8, 256, 6}, {64, 16, 256, 4}, {192, 16, 256, 2},
+    {192, 16, 256, 3}, {192, 16, 256, 4}, {192, 16, 256, 6}, {64, 24, 256, 3}, {192, 24, 256, 2},
+    {192, 24, 256, 3}, {192, 24, 256, 4}, {192, 32, 256, 2}, {192, 32, 256, 3}, {192, 32, 256, 4},
+    {64, 48, 256, 2}, {192, 48, 256, 2}, {192, 48, 256, 3}, {192, 48, 256, 4}, {192, 64, 256, 2},
+    {192, 64, 256, 3}, {128, 96, 256, 2}, {128, 96, 256, 3}, {128, 128, 256, 2}
+};
+
+static int ring_listed(const short (*t)[4], size_t n, const nvfp4jit_variant *v) {
+    for (size_t i = 0; i < n; i++)
+        if (t[i][0] == v->block_m && t[i][1] == v->block_n && t[i][2] == v->block_k &&
+            t[i][3] == v->stages)
+            return 1;
+    return 0;
+}
+
+int sm90_ring_listed(const nvfp4jit_variant *v, int act16p_only) {
+    if (act16p_only) return ring_listed(ring_fallback_p, sizeof ring_fallback_p / sizeof ring_fallback_p[0], v);
+    return ring_listed(ring_fallback, sizeof ring_fallback / sizeof ring_fallback[0], v);
+}
+
 int sm90_ring_unrolled(const nvfp4jit_variant *v) {
-    if (v->arch != NVFP4JIT_ARCH_SM90A || v->strategy != NVFP4JIT_STRATEGY_ACT16) return 0;
-    for (size_t i = 0; i < sizeof ring_fallback / sizeof ring_fallback[0]; i++)
-        if (ring_fallback[i][0] == v->block_m && ring_fallback[i][1] == v->block_n &&
-            ring_fallback[i][2] == v->block_k && ring_fallback[i][3] == v->stages)
-            return 0;
-    return 1;
+    if (v->arch != NVFP4JIT_ARCH_SM90A || !is_act16(v)) return 0;
+    if (sm90_ring_listed(v, 0)) return 0;
+    return v->strategy != NVFP4JIT_STRATEGY_ACT16P || !sm90_ring_listed(v, 1);
 }
 
 /* Offsets from the kernel's 1024-byte aligned base (the launch asks for 1024 bytes more:
@@ -490,9 +540,11 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
             }
     }
     launch->num_ctas = (unsigned)tiles;
-    if (v->strategy == NVFP4JIT_STRATEGY_ACT16P) { /* persistent: one CTA per SM */
+    if (v->strategy == NVFP4JIT_STRATEGY_ACT16P) { /* persistent: the CTAs that fit at once */
         unsigned sms = ctx->device_sms > 0 ? (unsigned)ctx->device_sms
                                            : (unsigned)fam_sm90a.default_sms;
+        sms *= (unsigned)sm90_ctas_per_sm(v);
+        if (sm90_test_persist_ctas > 0) sms = (unsigned)sm90_test_persist_ctas;
         if (launch->num_ctas > sms) launch->num_ctas = sms;
     }
     launch->threads = (unsigned)sm90_threads(v);

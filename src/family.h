@@ -122,9 +122,12 @@ typedef struct family {
     int (*ring_unrolled)(const nvfp4jit_variant *v);
 } family;
 
-/* fam_sm90.c: RING_UNROLL of an sm_90a variant (1: act16 that ptxas keeps pipelined unrolled
- * on the toolchain the table was made with) */
+/* fam_sm90.c: RING_UNROLL of an sm_90a variant (1: act16 or act16p that ptxas keeps
+ * pipelined unrolled on the toolchain the tables were made with) */
 int sm90_ring_unrolled(const nvfp4jit_variant *v);
+/* 1 if v's tile and stages are in the table of variants whose unrolled ring degrades: the
+ * act16 one (act16p_only 0, which act16p uses too) or act16p's own (1); compile.ring_table */
+int sm90_ring_listed(const nvfp4jit_variant *v, int act16p_only);
 
 /* Device-blob and shared-memory layouts reach the template as integer parameters named
  * BLOB_* and SMEM_* (fam_sm90.c, fam_sm100.c list them); the template uses them and
@@ -156,6 +159,9 @@ int64_t sm100_moe_grid(const nvfp4jit_variant *v, int experts, int64_t n, int64_
 unsigned sm100_moe_threads(const nvfp4jit_variant *v);
 
 extern const family fam_sm90a;
+/* Test hook: when > 0, act16p's grouped grid has at most this many CTAs (each runs many tiles,
+ * so the ring's padding and phases run on across tiles; tests/test_gpu.c). */
+extern int sm90_test_persist_ctas;
 extern const family fam_sm100a;
 
 /* The family table (src/arch.c). @return the family of an arch, or NULL. */

@@ -96,10 +96,9 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
         c->kstep_us = step / (r->clock_ghz * 1e3);
         c->ring_us = ring_clk / (r->clock_ghz * 1e3);
     }
-    if (act16 && v->strategy != NVFP4JIT_STRATEGY_ACT16P && f->ctas_per_sm &&
-        f->ctas_per_sm(v) > 0) {
-        occ = f->ctas_per_sm(v); /* what the kernel is compiled for */
-    } else if (act16 && v->strategy != NVFP4JIT_STRATEGY_ACT16P) {
+    if (act16 && f->ctas_per_sm && f->ctas_per_sm(v) > 0) {
+        occ = f->ctas_per_sm(v); /* what the kernel is compiled for (act16p: its grid too) */
+    } else if (act16) {
         int threads = f->threads(v), regs = v->block_n / 2 + 56;
         regs = regs < 64 ? 64 : (regs + 7) / 8 * 8;
         int by_regs = f->regs_sm / (regs * threads);

@@ -521,11 +521,26 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
       // each tile's first stage (written before the stage's arrive, which releases it to the
       // consumers' wait); -1 after the last tile ends them.
       int *tile_of = (int *)(smem + ${TILE_OF});
+% if RING_UNROLL == 1 then
+      // The consumers' unrolled ring starts each tile at slot 0: the rest of the round before a
+      // tile (and before the end marker) is padding, stages that carry nothing (an arrive
+      // without bytes; the consumers wait for each and release it)
+      auto pad_ring = [&]() {
+        for (; it % ${STAGES} != 0; it++) {
+          const int slot = it % ${STAGES};
+          if (it >= ${STAGES}) mbar_wait(empty0 + 8 * slot, ((it / ${STAGES}) - 1) & 1);
+          mbar_arrive(full0 + 8 * slot);
+        }
+      };
+% end
       int ti = blockIdx.x;
       while (ti < num_tiles) {
         const int next = moe_tab ? (int)gridDim.x + atomicAdd((int *)&moe_tab[0].y, 1) : ti + (int)gridDim.x;
 % else
 ${TILE_LOOP}
+% end
+% if PERSIST and RING_UNROLL == 1 then
+        pad_ring();
 % end
         const TileInfo tile = tile_at(ti);
         const GroupDesc &g = groups[tile.group];
@@ -571,6 +586,9 @@ ${TILE_LOOP}
 % if PERSIST then
         ti = next;
       }
+% if RING_UNROLL == 1 then
+      pad_ring();
+% end
       const int slot = it % ${STAGES};   // the end: a stage that carries no tile
       if (it >= ${STAGES}) mbar_wait(empty0 + 8 * slot, ((it / ${STAGES}) - 1) & 1);
       tile_of[slot] = -1;
@@ -596,27 +614,44 @@ ${TILE_LOOP}
 % if PERSIST then
   const int *tile_of = (const int *)(smem + ${TILE_OF});
   for (;;) {
+% if RING_UNROLL == 1 then
+  while (slot != 0) {   // the producer's padding up to slot 0 (see pad_ring)
+    mbar_wait(full0 + 8 * slot, phase);
+    __syncwarp();
+    if (lane == 0) mbar_arrive(empty0 + 8 * slot);
+    if (++slot == ${STAGES}) {
+      slot = 0;
+      phase ^= 1;
+    }
+  }
+% end
   mbar_wait(full0 + 8 * slot, phase);   // the tile's first stage
   // lane 0 reads the stage's tile word and shares it: the lane that releases the stage (its
   // arrive on the empty barrier) is the one that read it, so compute-sanitizer's racecheck sees
   // the read ordered before the producer's next write (with every lane reading, it reported a
   // WAR hazard per lane against the end marker, although __syncwarp orders them)
-  int ti = 0;
+  // (shared by redux.sync, whose result is a uniform register like nk's below; a shuffle
+  // did the same job: the R2UR moves left in act16p's SASS are the producer's TMA operands)
+  int ti = 0x7FFFFFFF;
   if (lane == 0) ti = *(volatile const int *)&tile_of[slot];   // (volatile: no lane speculates it)
-  ti = __shfl_sync(0xFFFFFFFFu, ti, 0);
+  ti = __reduce_min_sync(0xFFFFFFFFu, ti);
   if (ti < 0) break;
 % else
 ${TILE_LOOP}
 % end
-  const TileInfo tile = tile_at(ti);
-  const GroupDesc g = groups[tile.group];
+  // (only what the k-loop needs stays live through it; the epilogue reads the tile again:
+  // act16p's unrolled ring needed more than the 96 registers of two CTAs per SM otherwise)
+  int nk, x0;
+  {
+    const TileInfo tile = tile_at(ti);
+    x0 = tile.tx * ${BLOCK_M};
   // K from the blob is the same in every lane, but ptxas cannot know it: the k-loop would be
   // divergent to it and the ring slot a per-lane value, so every wgmma descriptor was built in
   // vector registers and moved into uniform ones (R2UR, 2 per wgmma). redux.sync's result is
   // a uniform register: 429 -> 404 SASS instructions per 256-k stage (128x24x256), decode64-up
   // 257.7 -> 245.7 us on the H200 (bench/RESULTS.md).
-  const int nk = (int)__reduce_min_sync(0xFFFFFFFFu, (unsigned)(g.k / 64));
-  const int x0 = tile.tx * ${BLOCK_M}, y0 = tile.ty * ${BLOCK_N};
+    nk = (int)__reduce_min_sync(0xFFFFFFFFu, (unsigned)(groups[tile.group].k / 64));
+  }
   u32 soff[2];
 #pragma unroll
   for (int i = 0; i < 2; i++) {
@@ -680,7 +715,7 @@ ${TILE_LOOP}
 % if KSUB == 1 then
   // one block per stage; the fragment buffers alternate between stages
   int kt = 0;
-% if RING_UNROLL == 1 and not PERSIST then
+% if RING_UNROLL == 1 then
   // RING_UNROLL: whole rounds of R stages (STAGES, or twice that when odd, so that each
   // position's fragment buffer is fixed too) with constant slots, then the loop below
 %   local R = STAGES % 2 == 0 and STAGES or 2 * STAGES
@@ -722,15 +757,26 @@ ${TILE_LOOP}
   // inside the loop made ptxas serialise every wgmma, C7513: on the path that skips it, the
   // next block would write a buffer under a wgmma still reading it)
   int st0 = 0;   // the first stage of the loop with the slot in a register
-% if RING_UNROLL == 1 and not PERSIST then
-  // RING_UNROLL (act16, one tile per CTA, so the ring starts at slot 0): whole rounds of
-  // STAGES stages, each stage's slot a constant, so shared-memory offsets and wgmma
-  // descriptors fold into immediates: 404 -> ~352 SASS instructions per 256-k stage
-  // (128x24x256:s4). The last nst % STAGES stages run in the loop below. ptxas serialises the
-  // wgmma pipeline of some variants in this form (C7511/C7512: 54 of the 231 act16 variants
-  // with BLOCK_K > 64 on NVRTC 13.0; every other arrangement of the partial round tried did
-  // no better) and spills 7 (128x32x128, 256x8x256): src/fam_sm90.c's ring_fallback lists
-  // them, and src/jit.c compiles the RING_UNROLL=0 render for any other that degrades.
+  // one stage with the slot in a register: KSUB blocks, fragment buffers 0, 1, 0, 1
+  auto reg_stage = [&](int st) {
+    mbar_wait(full0 + 8 * slot, phase);
+    block(0, afr0);
+    if (st > 0) release_prev();
+% for j = 1, KSUB - 1 do
+    block(${j}, ${j % 2 == 0 and "afr0" or "afr1"});
+% end
+    next_slot();
+  };
+% if RING_UNROLL == 1 then
+  // RING_UNROLL: whole rounds of STAGES stages, each stage's slot a constant, so
+  // shared-memory offsets and wgmma descriptors fold into immediates: 404 -> ~352 SASS
+  // instructions per 256-k stage (128x24x256:s4). The last nst % STAGES stages run in the
+  // loop below. ptxas serialises the wgmma pipeline of some variants in this form
+  // (C7511/C7512: 54 of the 231 act16 variants with BLOCK_K > 64 on NVRTC 13.0; every other
+  // arrangement of the partial round tried did no better) and spills 7 (128x32x128,
+  // 256x8x256): src/fam_sm90.c's ring_fallback lists them, and src/jit.c compiles the
+  // RING_UNROLL=0 render for any other that degrades.
+  // (every tile starts at slot 0: act16's CTA runs one, act16p pads the ring to it)
   const int rounds = nk / ${KSUB * STAGES};
   for (int r = 0; r < rounds; r++) {
 %   for s = 0, STAGES - 1 do
@@ -750,15 +796,7 @@ ${TILE_LOOP}
   if (rounds > 0) prev_slot = ${STAGES - 1};
   st0 = rounds * ${STAGES};
 % end
-  for (int st = st0; st < nk / ${KSUB}; st++) {
-    mbar_wait(full0 + 8 * slot, phase);
-    block(0, afr0);
-    if (st > 0) release_prev();
-% for j = 1, KSUB - 1 do
-    block(${j}, ${j % 2 == 0 and "afr0" or "afr1"});
-% end
-    next_slot();
-  }
+  for (int st = st0; st < nk / ${KSUB}; st++) reg_stage(st);
 % for rem = 1, KSUB - 1 do
 %   local OPEN = rem == 1 and "if" or "\125 else if"   -- (\125: a closing brace)
   ${OPEN} (nk % ${KSUB} == ${rem}) {
@@ -781,7 +819,8 @@ ${TILE_LOOP}
 
   // ---- epilogue: fragment rows are weights (N of C), columns tokens (M of C); C[tok][w].
   // Both operands carried 2^-14: C = acc * 2^28, exact in fp32.
-  const int N = g.n, M = tile.m;
+  const TileInfo tile = tile_at(ti);
+  const int N = groups[tile.group].n, M = tile.m, y0 = tile.ty * ${BLOCK_N};
   const int wr = x0 + cw * 64 + warp * 16 + lane / 4;
   unsigned short *C = tile.c;
   const float S = 268435456.0f;

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "family.h"
 #include "gpudata.h"
 #include "jit.h"
 #include "reference.h"
@@ -163,6 +164,39 @@ static void gpu_variant_sweep(void) {
         CHECKF(run_shapes(ctx, api, shapes, sizeof shapes / sizeof shapes[0], &v, vn) == 0, "%s",
                vn);
     }
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+/* act16p with a grid of 5 CTAs (a test hook): each runs ~10-40 tiles of several groups, so the
+ * ring runs on across tiles; K of 10, 12, 14, 6 and 22 64-k blocks leave the unrolled rings'
+ * rounds partial (at BLOCK_K 256 s4 only K 22 makes a whole round), so the producer pads the
+ * ring to slot 0 before most tiles (templates/sm90a_act16.cuh pad_ring) and before the end
+ * marker. Eight of the variants have the unrolled ring (rounds of STAGES, or 2 x STAGES when
+ * odd, at BLOCK_K 64, 128 and 256), two the ring in a register (src/fam_sm90.c's tables). */
+static void gpu_persistent_many_tiles(void) {
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    NEED_SM90(ctx, api);
+    static const int64_t shapes[][3] = {{77, 384, 640}, {0, 128, 768},  {130, 256, 768},
+                                        {9, 640, 896},  {50, 136, 384}, {3, 128, 640},
+                                        {40, 256, 1408}};
+    static const int vs[][4] = {{128, 24, 256, 4}, {128, 128, 128, 4}, {192, 24, 64, 3},
+                                {128, 96, 64, 6},  {64, 48, 128, 6},   {128, 24, 128, 8},
+                                {192, 48, 128, 3}, {128, 16, 256, 6},  {128, 24, 128, 6},
+                                {64, 24, 64, 3}};
+    int unrolled = 0;
+    sm90_test_persist_ctas = 5;
+    for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
+        nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, vs[i][0], vs[i][1], vs[i][2], vs[i][3], 1,
+                              NVFP4JIT_STRATEGY_ACT16P};
+        char vn[96];
+        nvfp4jit_variant_format(&v, vn, sizeof vn);
+        unrolled += sm90_ring_unrolled(&v);
+        CHECKF(run_shapes(ctx, api, shapes, sizeof shapes / sizeof shapes[0], &v, vn) == 0, "%s",
+               vn);
+    }
+    sm90_test_persist_ctas = 0;
+    CHECKF(unrolled == 8, "%d of the variants have the unrolled ring (8 expected)", unrolled);
     nvfp4jit_ctx_destroy(ctx);
 }
 
@@ -716,6 +750,7 @@ const test_case tests_gpu[] = {
     {"edges", gpu_edges},
     {"gpumode_tests", gpu_gpumode_tests},
     {"variant_sweep", gpu_variant_sweep},
+    {"persistent_many_tiles", gpu_persistent_many_tiles},
     {"random_shapes", gpu_random_shapes},
     {"changed_groups", gpu_changed_groups},
     {"graphs", gpu_graphs},
