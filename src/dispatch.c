@@ -211,6 +211,28 @@ static nvfp4jit_status launch(nvfp4jit_plan *p, const drv_api *api, blob_slot *s
                   cuLaunchKernel(p->kernel->fn_prep, sl->launch.prep_ctas, 1, 1,
                                  sl->launch.prep_threads, 1, 1, 0, st, args, NULL),
                   "cuLaunchKernel (prep)");
+        /* the GEMM as the prep's programmatic dependent (PDL): its CTAs may launch once every
+         * prep CTA has started and set up on the SMs the prep's last wave leaves free; its
+         * producer waits (griddepcontrol.wait) for the prep grid's completion and memory
+         * before its first copy (templates/sm90a_act16.cuh). A stream capture records the
+         * programmatic edge. */
+        CUlaunchAttribute at;
+        memset(&at, 0, sizeof at);
+        at.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        at.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig lc;
+        memset(&lc, 0, sizeof lc);
+        lc.gridDimX = sl->launch.num_ctas;
+        lc.gridDimY = lc.gridDimZ = 1;
+        lc.blockDimX = sl->launch.threads;
+        lc.blockDimY = lc.blockDimZ = 1;
+        lc.sharedMemBytes = (unsigned)sl->launch.dyn_smem;
+        lc.hStream = st;
+        lc.attrs = &at;
+        lc.numAttrs = 1;
+        DRV_CHECK(p->ctx, api, cuLaunchKernelEx(&lc, p->kernel->fn, args, NULL),
+                  "cuLaunchKernelEx");
+        return NVFP4JIT_OK;
     }
     DRV_CHECK(p->ctx, api,
               cuLaunchKernel(p->kernel->fn, sl->launch.num_ctas, 1, 1, sl->launch.threads, 1, 1,

@@ -375,7 +375,12 @@ ${KERNEL_NAME}_prep(const unsigned char *__restrict__ blob, const MoeArgs moe) {
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     return;
   }
-  // the grouped call: PREP_CTA_ITEMS consecutive items per CTA, PREP_U per thread, 256 apart
+  // the grouped call: PREP_CTA_ITEMS consecutive items per CTA, PREP_U per thread, 256 apart.
+  // The GEMM is this kernel's programmatic dependent here too (src/dispatch.c launch): it may
+  // launch once every prep CTA has started (this instruction, first), so its CTAs set up on
+  // the SMs the prep's last wave leaves free, and its producer waits (griddepcontrol.wait) for
+  // this grid's completion and memory before its first copy. Without such a launch: no effect.
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   const int items = hdr->prep_items, t = threadIdx.x & 3;
   const int base = blockIdx.x * ${PREP_CTA_ITEMS} + threadIdx.x;   // int: src/fam_sm90.c ACT16_MAX_ITEMS
   for (int u = 0; u < ${PREP_U};) {   // once unless the thread's items span groups
@@ -516,6 +521,10 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
     if (tid == ${WG * 128}) {
       const u32 base = smem_u32(smem);
       int it = 0;
+      // the grouped call: the prep grid (this kernel's programmatic primary) done and its
+      // tokens visible before the first copy; the consumers read only what this thread's
+      // copies bring (MoE: waited above, by every thread)
+      if (!moe_tab) asm volatile("griddepcontrol.wait;" ::: "memory");
 % if PERSIST then
       // act16p: the producer picks the tiles and tells the consumers through TILE_OF[slot] of
       // each tile's first stage (written before the stage's arrive, which releases it to the

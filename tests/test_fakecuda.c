@@ -375,6 +375,7 @@ static void t_capture(void) {
         CHECK(api->cuStreamEndCapture(st, &g) == CUDA_SUCCESS && g);
         fakecuda_stats b = stats();
         CHECK(b.launches == a.launches && b.captured_nodes == a.captured_nodes + 2);
+        CHECK(b.pdl_launches == a.pdl_launches + 1); /* the GEMM: a programmatic edge */
         if (round == 1) /* the same capture again: its slot is shared, nothing allocated */
             CHECK(b.live_dev_allocs == a.live_dev_allocs);
         CUgraphExec ex = NULL;
@@ -408,10 +409,11 @@ static void t_act16(void) {
     fakecuda_stats base = stats();
     nvfp4jit_plan *p = NULL;
     REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 3, &ACT16P, &p) == NVFP4JIT_OK);
-    long launches = stats().launches;
+    long launches = stats().launches, pdl = stats().pdl_launches;
     REQUIRE(nvfp4jit_plan_run(p, s.g, 3, NULL) == NVFP4JIT_OK);
     fakecuda_stats a = stats();
     CHECK(a.launches == launches + 2); /* prep + GEMM */
+    CHECK(a.pdl_launches == pdl + 1);  /* the GEMM: the prep's programmatic dependent */
     CHECK(a.live_dev_allocs == base.live_dev_allocs + 2); /* blob arena + workspace */
     const unsigned char *blob = (const unsigned char *)(uintptr_t)seen.blob;
     REQUIRE(blob);
@@ -1027,8 +1029,8 @@ static void t_faults_plan(void) {
     /* the GEMM launch fails after the prep launch and the upload were queued: the slot's
      * event is recorded after them, so no later call rewrites the slot under them */
     long records = fk.calls("cuEventRecord");
-    expect_fail("cuLaunchKernel:2", do_run, &r, NVFP4JIT_ERR_CUDA,
-                "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "cuLaunchKernel", ctx);
+    expect_fail("cuLaunchKernelEx:1", do_run, &r, NVFP4JIT_ERR_CUDA, "CUDA_ERROR_UNKNOWN",
+                "cuLaunchKernelEx", ctx);
     CHECK(fk.calls("cuEventRecord") == records + 1);
     expect_fail("cuEventRecord:1", do_run, &r, NVFP4JIT_ERR_CUDA, "CUDA_ERROR_UNKNOWN",
                 "cuEventRecord", ctx);
@@ -1037,8 +1039,8 @@ static void t_faults_plan(void) {
     /* the plan is still usable: a clean run, then the fast path fails and recovers */
     long l0 = stats().launches;
     CHECK(do_run(&r) == NVFP4JIT_OK && stats().launches == l0 + 2);
-    expect_fail("cuLaunchKernel:2", do_run, &r, NVFP4JIT_ERR_CUDA,
-                "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "cuLaunchKernel", ctx);
+    expect_fail("cuLaunchKernelEx:1", do_run, &r, NVFP4JIT_ERR_CUDA, "CUDA_ERROR_UNKNOWN",
+                "cuLaunchKernelEx", ctx);
     CHECK(do_run(&r) == NVFP4JIT_OK);
     /* the workspace growing fails: the old one is gone, the next call makes a new one */
     gset s2 = s;
