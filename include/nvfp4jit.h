@@ -358,7 +358,9 @@ NVFP4JIT_API int nvfp4jit_plan_sms(const nvfp4jit_plan *plan);
 /** Launch the grouped GEMM on `stream` (a CUstream; 0 = the legacy default stream) in the
  *  caller's current CUDA context (if no context is current, the primary context of device 0
  *  is made current). groups may have other M and pointers than at plan creation, but the
- *  same count, N and K. One launch per call (two for act16/act16p: a token prep kernel).
+ *  same count, N and K. One launch per call (two for act16/act16p: a token prep kernel, then
+ *  the GEMM as its programmatic dependent (PDL, cuLaunchKernelEx): the GEMM's CTAs may start
+ *  while the prep's last ones finish and wait for its tokens on the device).
  *  - Same groups as the last eager call: no allocation, no copy, no host synchronisation.
  *  - Other groups (new pointers, other M): the device-side group table, tensor maps and tile
  *    list are built on the host into one of up to 16 upload buffers that no launch still
