@@ -94,8 +94,39 @@ static int num_before(const char *log, const char *suffix, int *val) {
     return 0;
 }
 
-void nvrtc_parse_resources(const char *log, nvfp4jit_resources *res) {
+/* The part of log that speaks of entry function fn: ptxas' "Compiling entry function 'fn'"
+ * up to the next such line (or the log's end); else nvJitLink's "Function properties for
+ * 'fn':" and the line after it; else NULL. A copy the caller frees. */
+static char *log_section(const char *log, const char *fn) {
+    char mark[160];
+    const char *b = NULL, *e = NULL;
+    snprintf(mark, sizeof mark, "Compiling entry function '%s'", fn);
+    if ((b = strstr(log, mark)) != NULL) {
+        e = strstr(b + strlen(mark), "Compiling entry function '");
+        if (!e) e = b + strlen(b);
+    } else {
+        snprintf(mark, sizeof mark, "Function properties for '%s':", fn);
+        if ((b = strstr(log, mark)) == NULL) return NULL;
+        e = strchr(b, '\n');
+        if (e) e = strchr(e + 1, '\n');
+        if (!e) e = b + strlen(b);
+    }
+    char *s = malloc((size_t)(e - b) + 1);
+    if (s) {
+        memcpy(s, b, (size_t)(e - b));
+        s[e - b] = '\0';
+    }
+    return s;
+}
+
+void nvrtc_parse_resources(const char *log, const char *fn, nvfp4jit_resources *res) {
     if (!log) return;
+    char *sec = fn && strlen(fn) < 100 ? log_section(log, fn) : NULL;
+    if (sec) { /* only what the section says (another function's numbers must not stay) */
+        log = sec;
+        res->registers = res->local_bytes = res->spill_store_bytes = res->spill_load_bytes = 0;
+        res->shared_static_bytes = 0;
+    }
     /* ptxas says "Used N registers", nvJitLink's own summary "used N registers": take the
      * first of either (some nvJitLink builds print only the second) */
     int v;
@@ -114,7 +145,17 @@ void nvrtc_parse_resources(const char *log, nvfp4jit_resources *res) {
             while (q > u && q[-1] >= '0' && q[-1] <= '9') q--;
             res->shared_static_bytes = log_num(q);
         }
+    } else if ((u = strstr(log, "used ")) != NULL) { /* nvJitLink's summary line */
+        const char *eol = strchr(u, '\n');
+        const char *s = strstr(u, "bytes smem");
+        if (s && (!eol || s < eol)) {
+            const char *q = s;
+            while (q > u && q[-1] == ' ') q--;
+            while (q > u && q[-1] >= '0' && q[-1] <= '9') q--;
+            res->shared_static_bytes = log_num(q);
+        }
     }
+    free(sec);
 }
 
 nvfp4jit_status nvrtc_compile(nvfp4jit_ctx *ctx, const char *src, const char *prog_name,
@@ -218,7 +259,7 @@ nvfp4jit_status nvrtc_compile(nvfp4jit_ctx *ctx, const char *src, const char *pr
     free(cub);
     if (oom) return nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (cubin)");
     if (!r->log.data) nj_buf_puts(&r->log, "");
-    nvrtc_parse_resources(r->log.data, &r->res);
+    nvrtc_parse_resources(r->log.data, NULL, &r->res);
     r->res.nvrtc_ms = t1 - t0;
     r->res.link_ms = nj_now_ms() - t1;
     return NVFP4JIT_OK;

@@ -21,8 +21,12 @@ nvfp4jit_status nvrtc_compile(nvfp4jit_ctx *ctx, const char *src, const char *pr
 /* The option strings and tool versions that go into the cache key, as text. */
 int nvrtc_key_text(const char *arch, nj_buf *out);
 
-/* Parse a ptxas/nvJitLink info log into res (registers, spills, stack, smem). */
-void nvrtc_parse_resources(const char *log, nvfp4jit_resources *res);
+/* Parse a ptxas/nvJitLink info log into res (registers, spills, stack, smem). fn: the entry
+ * function whose numbers are wanted (a module may hold several, e.g. a GEMM and its prep
+ * kernel, in the order ptxas chose): only its part of the log (ptxas' "Compiling entry
+ * function 'fn'" section, else nvJitLink's "Function properties for 'fn'"); NULL, or fn not
+ * named in the log: the first numbers of the whole log. */
+void nvrtc_parse_resources(const char *log, const char *fn, nvfp4jit_resources *res);
 
 /* Test hook: when non-zero, the next compile fails as if NVRTC (1) or nvJitLink (2) failed. */
 extern int nvrtc_test_force_failure;

@@ -126,7 +126,7 @@ static int cache_fetch(nvfp4jit_ctx *ctx, nj_module *m, const nj_buf *alt) {
         tmp = m->ptx; m->ptx = e.ptx; e.ptx = tmp;
         tmp = m->cubin; m->cubin = e.cubin; e.cubin = tmp;
         tmp = m->log; m->log = e.log; e.log = tmp;
-        nvrtc_parse_resources(m->log.data, &m->res);
+        nvrtc_parse_resources(m->log.data, m->fn_name, &m->res);
         hit = 1;
     } else if (cr == CACHE_CORRUPT) {
         nj_warn(ctx, "cache entry %s (%s) was corrupt (%s); rebuilding it", m->key, m->what,
@@ -349,6 +349,8 @@ nvfp4jit_status nj_jit_get(nvfp4jit_ctx *ctx, const nj_jit_req *req, nj_module *
         char prog[128];
         snprintf(prog, sizeof prog, "%s.cu", req->stem);
         s = nvrtc_compile(ctx, k->source.data, prog, req->arch_name, &r);
+        /* the GEMM's own numbers (the spill check below, the resources): not the prep's */
+        if (s == NVFP4JIT_OK) nvrtc_parse_resources(r.log.data, req->kernel_name, &r.res);
         if (s != NVFP4JIT_OK) {
             nvrtc_result_free(&r);
             nj_buf_free(&keytext);
@@ -378,6 +380,7 @@ nvfp4jit_status nj_jit_get(nvfp4jit_ctx *ctx, const nj_jit_req *req, nj_module *
         k->cubin = r.cubin;
         k->log = r.log;
         k->res = r.res; /* with nvrtc_ms, link_ms */
+        nvrtc_parse_resources(k->log.data, k->fn_name, &k->res); /* (a fallback's log) */
         k->res.compile_ms = nj_now_ms() - t0;
         k->res.from_cache = 0;
     }

@@ -477,7 +477,7 @@ static void t_resource_parse(void) {
     memset(&r, 0, sizeof r);
     nvrtc_parse_resources("ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
                           "ptxas         .     24 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n"
-                          "ptxas info    : Used 168 registers, used 1 barriers, 1024 bytes smem\n", &r);
+                          "ptxas info    : Used 168 registers, used 1 barriers, 1024 bytes smem\n", "k", &r);
     CHECK(r.registers == 168);
     CHECK(r.local_bytes == 24);
     CHECK(r.spill_store_bytes == 8);
@@ -488,12 +488,45 @@ static void t_resource_parse(void) {
     nvrtc_parse_resources("ptxas info    : (C7513) Potential Performance Loss: wgmma.mma_async "
                           "instructions are serialized due to non wgmma instructions defining "
                           "input registers of a wgmma\n"
-                          "ptxas info    : Used 166 registers, used 1 barriers\n", &r);
+                          "ptxas info    : Used 166 registers, used 1 barriers\n", NULL, &r);
     CHECK(r.registers == 166);
     memset(&r, 0, sizeof r);
     nvrtc_parse_resources("info    : Function properties for 'k':\n"
-                          "info    : used 72 registers, used 0 barriers, 0 stack\n", &r);
+                          "info    : used 72 registers, used 0 barriers, 0 stack\n", "k", &r);
     CHECK(r.registers == 72);
+    /* a module of two kernels, the prep compiled first (ptxas' order is its own): the GEMM's
+     * numbers are its section's, not the first ones of the log */
+    static const char two[] =
+        "== NVRTC ==\n== nvJitLink ==\n"
+        "ptxas info    : Compiling entry function 'g_prep' for 'sm_90a'\n"
+        "ptxas         .     24 bytes stack frame, 44 bytes spill stores, 56 bytes spill loads\n"
+        "ptxas info    : Used 64 registers, used 1 barriers, 8228 bytes smem\n"
+        "ptxas info    : Compiling entry function 'g' for 'sm_90a'\n"
+        "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+        "ptxas info    : Used 167 registers, used 1 barriers\n"
+        "info    : Function properties for 'g_prep':\n"
+        "info    : used 64 registers, used 1 barriers, 24 stack, 9252 bytes smem\n"
+        "info    : Function properties for 'g':\n"
+        "info    : used 167 registers, used 1 barriers, 0 stack, 1024 bytes smem\n";
+    memset(&r, 0, sizeof r);
+    nvrtc_parse_resources(two, "g", &r);
+    CHECKF(r.registers == 167 && r.spill_store_bytes == 0 && r.spill_load_bytes == 0 &&
+               r.local_bytes == 0 && r.shared_static_bytes == 0,
+           "g: %d registers, spills %d/%d, stack %d, smem %d", r.registers, r.spill_store_bytes,
+           r.spill_load_bytes, r.local_bytes, r.shared_static_bytes);
+    nvrtc_parse_resources(two, "g_prep", &r);
+    CHECK(r.registers == 64 && r.spill_store_bytes == 44 && r.shared_static_bytes == 8228);
+    memset(&r, 0, sizeof r);
+    nvrtc_parse_resources(two, NULL, &r); /* no name: the log's first numbers, as before */
+    CHECK(r.registers == 64 && r.spill_store_bytes == 44);
+    /* nvJitLink's summary only: its line for the function */
+    memset(&r, 0, sizeof r);
+    nvrtc_parse_resources(strstr(two, "info    : Function properties"), "g", &r);
+    CHECK(r.registers == 167 && r.shared_static_bytes == 1024 && r.spill_store_bytes == 0);
+    /* a name the log does not have: the whole log */
+    memset(&r, 0, sizeof r);
+    nvrtc_parse_resources(two, "other", &r);
+    CHECK(r.registers == 64);
 }
 
 
