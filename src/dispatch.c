@@ -3,8 +3,9 @@
  * What a launch reads per call (the blob: group table, tensor maps, tile list) lives in a
  * blob slot: pinned host copy + device copy + an event recorded after the last launch that
  * read it.
- * - Eager calls with the same groups as the last eager upload reuse its slot: one
- *   cuLaunchKernel and one cuEventRecord, no allocation, no copy, no host synchronisation.
+ * - Eager calls with the same groups as the last eager upload reuse its slot: the launch
+ *   (act16: the prep, then the GEMM as its programmatic dependent, whose completion implies
+ *   the prep's) and one cuEventRecord, no allocation, no copy, no host synchronisation.
  * - Eager calls with other groups (new pointers, other M) take a slot whose last launch has
  *   completed (cuEventQuery, never a wait), or a new one, up to NJ_EAGER_SLOTS; the blob is
  *   built into it and one cuMemcpyHtoDAsync on the caller's stream uploads it. Only when

@@ -220,8 +220,8 @@ __device__ __forceinline__ void tcgen05_wait_ld() { asm volatile("tcgen05.wait::
 % -- exit before they allocate anything. Offsets are untrusted: row faults (negative,
 % -- decreasing or past max_rows) void the call, a scale-offset fault skips its expert; CTA 0
 % -- reports both in MoeArgs.status (the sm_90a rules and bits).
-% for MOE_I = 1, 0, -1 do   -- the MoE entry first: ptxas logs the last entry first, and the
-% --                               resources nvfp4jit_kernel_resources reports are the first logged (the grouped entry's)
+% for MOE_I = 1, 0, -1 do   -- the MoE entry first (ptxas logs the last entry first; the resources
+% --                               are read from the grouped entry's own section of the log, src/compile.c)
 % local MOE = MOE_I == 1
 % if not MOE then
 extern "C" __global__ void __launch_bounds__(${THREADS})
