@@ -231,9 +231,13 @@ static nvfp4jit_status launch(nvfp4jit_plan *p, const drv_api *api, blob_slot *s
         lc.hStream = st;
         lc.attrs = &at;
         lc.numAttrs = 1;
-        DRV_CHECK(p->ctx, api, cuLaunchKernelEx(&lc, p->kernel->fn, args, NULL),
-                  "cuLaunchKernelEx");
-        return NVFP4JIT_OK;
+        CUresult r = api->cuLaunchKernelEx(&lc, p->kernel->fn, args, NULL);
+        if (r != CUDA_ERROR_NOT_SUPPORTED) {
+            if (r != CUDA_SUCCESS) return drv_fail(p->ctx, r, "cuLaunchKernelEx");
+            return NVFP4JIT_OK;
+        }
+        /* a driver that refuses the attribute: an ordinary launch after the prep (the
+         * kernel's griddepcontrol.wait is then a no-op) */
     }
     DRV_CHECK(p->ctx, api,
               cuLaunchKernel(p->kernel->fn, sl->launch.num_ctas, 1, 1, sl->launch.threads, 1, 1,

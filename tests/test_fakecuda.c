@@ -414,6 +414,15 @@ static void t_act16(void) {
     fakecuda_stats a = stats();
     CHECK(a.launches == launches + 2); /* prep + GEMM */
     CHECK(a.pdl_launches == pdl + 1);  /* the GEMM: the prep's programmatic dependent */
+    /* a driver that refuses the programmatic launch (CUDA_ERROR_NOT_SUPPORTED, 801): the GEMM
+     * goes out as an ordinary launch; any other error stays an error (fakecuda.faults_plan) */
+    long plain = fk.calls("cuLaunchKernel");
+    fk.fail("cuLaunchKernelEx:1:801");
+    CHECK(nvfp4jit_plan_run(p, s.g, 3, NULL) == NVFP4JIT_OK);
+    fk.fail(NULL);
+    CHECK(stats().launches == a.launches + 2 && stats().pdl_launches == a.pdl_launches &&
+          fk.calls("cuLaunchKernel") == plain + 2);
+    a = stats();
     CHECK(a.live_dev_allocs == base.live_dev_allocs + 2); /* blob arena + workspace */
     const unsigned char *blob = (const unsigned char *)(uintptr_t)seen.blob;
     REQUIRE(blob);
