@@ -410,6 +410,12 @@ static __device__ __forceinline__ void mbar_arrive(u32 bar) {
 static __device__ __forceinline__ void mbar_expect_tx(u32 bar, u32 bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
 }
+// an L2 prefetch of one box (PTX ISA "cp.async.bulk.prefetch.tensor"): no shared memory, no
+// mbarrier, no completion to wait for
+static __device__ __forceinline__ void tma_prefetch_2d(const void *map, int c0, int c1) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];"
+               :: "l"(map), "r"(c0), "r"(c1) : "memory");
+}
 static __device__ __forceinline__ void tma_2d(u32 dst, const void *map, int c0, int c1, u32 bar) {
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
                " [%0], [%1, {%2, %3}], [%4];"
@@ -523,8 +529,35 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
       int it = 0;
       // the grouped call: the prep grid (this kernel's programmatic primary) done and its
       // tokens visible before the first copy; the consumers read only what this thread's
-      // copies bring (MoE: waited above, by every thread)
-      if (!moe_tab) asm volatile("griddepcontrol.wait;" ::: "memory");
+      // copies bring (MoE: waited above, by every thread). Before the wait, what does not
+      // depend on the prep: the first tile's blob entries (written before the prep's launch),
+      // its tensor maps, and an L2 prefetch of the weight and scale boxes of its first ring
+      // round, so that those copies find L2 when the wait ends (the token boxes come from
+      // the prep). Prefetches only: no shared memory or mbarrier is touched before the wait.
+      if (!moe_tab) {
+        if ((int)blockIdx.x < num_tiles) {
+          const TileInfo tile = tile_at(blockIdx.x);
+          const GroupDesc &g = groups[tile.group];
+          const int nk = g.k / 64, x0 = tile.tx * ${BLOCK_M};
+          const TmaDesc *w_map = &maps[${BLOB_GROUP_MAPS} * tile.group + 1];
+          const TmaDesc *sf_map = &maps[${BLOB_GROUP_MAPS} * tile.group + 2];
+          asm volatile("prefetch.tensormap [%0];" :: "l"(&maps[tile.tok_map]) : "memory");
+          asm volatile("prefetch.tensormap [%0];" :: "l"(w_map) : "memory");
+          asm volatile("prefetch.tensormap [%0];" :: "l"(sf_map) : "memory");
+          const int sfb_last = (g.n + 127) / 128 - 1 - x0 / 128;
+          const int nst = min((nk + ${KSUB - 1}) / ${KSUB}, ${STAGES});
+          for (int kt = 0; kt < nst; kt++) {
+            tma_prefetch_2d(w_map, kt * ${W_ROW}, x0);
+% for j = 0, KSUB - 1 do
+%   local KB = KSUB == 1 and "kt" or ("min(kt * " .. KSUB .. " + " .. j .. ", nk - 1)")
+% for b = 0, SFB_BLK - 1 do
+            tma_prefetch_2d(sf_map, 0, (x0 / 128 + min(${b}, sfb_last)) * nk + ${KB});
+% end
+% end
+          }
+        }
+        asm volatile("griddepcontrol.wait;" ::: "memory");
+      }
 % if PERSIST then
       // act16p: the producer picks the tiles and tells the consumers through TILE_OF[slot] of
       // each tile's first stage (written before the stage's arrive, which releases it to the
