@@ -207,7 +207,16 @@ enum {
     /** "act16p" (formatted ":act16p"): act16 on a persistent grid, as many CTAs per SM as
      *  the kernel is compiled for (as act16: small tiles fit several), each looping over the
      *  tiles, so a CTA's loads for its next tile overlap the stores of its last one. */
-    NVFP4JIT_STRATEGY_ACT16P = 2
+    NVFP4JIT_STRATEGY_ACT16P = 2,
+    /** "act16sk" (formatted ":act16sk"): act16p with a static stream-K schedule: the tiles'
+     *  k-steps are split evenly over the persistent CTAs (no part-empty last wave); a tile cut
+     *  between CTAs is summed in fp32 through the workspace in a fixed order (the CTAs' order,
+     *  so a result does not depend on timing; it may differ in the last bit from act16's, which
+     *  sums in k order, and between devices of different SM counts). The plan's workspace
+     *  grows by one BLOCK_M x BLOCK_N fp32 slot and a flag per CTA slot (160 SMs x the CTAs
+     *  per SM). Grouped calls only (not the MoE path). Opt-in: neither the heuristic nor the
+     *  tuner chooses it (measured slower than act16 on most sets on an H100: bench/RESULTS.md). */
+    NVFP4JIT_STRATEGY_ACT16SK = 3
 };
 
 /** Check a variant against its arch's rules (shared memory, MMA shapes, tensor memory).

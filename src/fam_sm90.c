@@ -19,6 +19,11 @@
  *        weights, weight scales), 128 bytes each; none for M = 0 (cuTensorMapEncodeTiled
  *        rejects 0 rows)
  *   tiles: num_tiles x 16 bytes {int group, weight tile, token tile, 0}, weight tile outer
+ *   act16sk instead: num_tiles units of 32 bytes {group, weight tile, token tile, s0, s1,
+ *   nfix, writer, 0} (stages s0 .. s1-1 of the tile), then sk_ctas + 1 ints at sk_first_off
+ *   (CTA c runs units first[c] .. first[c+1]-1); its workspace holds, after the tokens
+ *   (256-byte aligned), one fp32 BLOCK_M x BLOCK_N partial slot per CTA and one int flag per
+ *   CTA (sm90_sk_schedule)
  * The workspace holds every group's tokens as fp16, M x K each (k permuted inside each 64-k
  * block, see the template); prep item i of group g (16 values) is prep0(g) + row*K/16 + j. */
 #include <stddef.h>
@@ -42,9 +47,13 @@ typedef struct blob_tile { int32_t group, tx, ty, pad; } blob_tile;
 _Static_assert(sizeof(dual_hdr) == 16 && sizeof(dual_group) == 64 && sizeof(blob_tile) == 16,
                "blob layout v1");
 typedef struct act16_hdr {
-    int32_t num_tiles, num_groups, prep_items, pad0;
-    uint64_t maps_off, tiles_off, groups_off, pad1[3];
+    int32_t num_tiles, num_groups, prep_items, sk_ctas;
+    uint64_t maps_off, tiles_off, groups_off;
+    uint64_t sk_first_off, sk_part, sk_flags; /* act16sk (0 otherwise), see sm90_sk_schedule */
 } act16_hdr;
+/* act16sk: a unit is stages s0 .. s1-1 of a tile (see sm90_sk_schedule) */
+typedef struct blob_unit { int32_t group, tx, ty, s0, s1, nfix, writer, pad; } blob_unit;
+_Static_assert(sizeof(blob_unit) == 32, "act16sk unit");
 typedef struct act16_group {
     uint64_t a, b, sfa, sfb, c, ws;
     int32_t m, n, k, prep0;
@@ -82,9 +91,13 @@ static int sf_blocks(int rows) {
 
 int sm90_test_persist_ctas;
 
-/* act16 and act16p (the same kernel; act16p launches a persistent grid) */
+/* act16, act16p and act16sk (the same kernel; act16p and act16sk launch a persistent grid) */
 static int is_act16(const nvfp4jit_variant *v) {
-    return v->strategy == NVFP4JIT_STRATEGY_ACT16 || v->strategy == NVFP4JIT_STRATEGY_ACT16P;
+    return v->strategy == NVFP4JIT_STRATEGY_ACT16 || v->strategy == NVFP4JIT_STRATEGY_ACT16P ||
+           v->strategy == NVFP4JIT_STRATEGY_ACT16SK;
+}
+static int is_persistent(const nvfp4jit_variant *v) {
+    return v->strategy == NVFP4JIT_STRATEGY_ACT16P || v->strategy == NVFP4JIT_STRATEGY_ACT16SK;
 }
 
 /* 128-row scale blocks one weight tile touches: tiles start at multiples of BLOCK_M, so at an
@@ -114,7 +127,10 @@ static int act16_need_regs(const nvfp4jit_variant *v) {
      * CTAs, ptxas serialised the wgmmas of 128x32 (C7513) and 128x24x128 spilled 20 bytes;
      * compile.act16_occupancy) */
     int need = v->block_n / 2 + 58 + (v->block_k > 64 ? 8 : 0);
-    if (v->strategy == NVFP4JIT_STRATEGY_ACT16P && v->block_m >= 192) need += 9;
+    if (is_persistent(v) && v->block_m >= 192) need += 9;
+    /* act16sk's fix-up (flags, slot addresses beside the accumulators): 64x64x64:s4 spilled
+     * 28 bytes at act16p's 96 registers */
+    if (v->strategy == NVFP4JIT_STRATEGY_ACT16SK) need += 8;
     return need;
 }
 
@@ -214,7 +230,7 @@ int sm90_ring_listed(const nvfp4jit_variant *v, int act16p_only) {
 int sm90_ring_unrolled(const nvfp4jit_variant *v) {
     if (v->arch != NVFP4JIT_ARCH_SM90A || !is_act16(v)) return 0;
     if (sm90_ring_listed(v, 0)) return 0;
-    return v->strategy != NVFP4JIT_STRATEGY_ACT16P || !sm90_ring_listed(v, 1);
+    return !is_persistent(v) || !sm90_ring_listed(v, 1);
 }
 
 /* Offsets from the kernel's 1024-byte aligned base (the launch asks for 1024 bytes more:
@@ -287,7 +303,8 @@ static int sm90_check(const nvfp4jit_variant *v, char *why, size_t n) {
         return 0;
     }
     if (v->strategy != NVFP4JIT_STRATEGY_DUAL && !is_act16(v)) {
-        snprintf(why, n, "strategy=%d: must be 0 (dual), 1 (act16) or 2 (act16p)", v->strategy);
+        snprintf(why, n, "strategy=%d: must be 0 (dual), 1 (act16), 2 (act16p) or 3 (act16sk)",
+                 v->strategy);
         return 0;
     }
     if (is_act16(v)) {
@@ -368,6 +385,8 @@ static int sm90_params(const nvfp4jit_variant *v, tmpl_param *p, int cap) {
         PARAM("BLOB_MAP_BYTES", sizeof(CUtensorMap));
         PARAM("BLOB_GROUP_MAPS", ACT16_MAPS);
         PARAM("BLOB_TILE_BYTES", sizeof(blob_tile));
+        PARAM("BLOB_UNIT_BYTES", sizeof(blob_unit));
+        PARAM("BLOB_HDR_SK_FLAGS", offsetof(act16_hdr, sk_flags));
         PARAM("MOE_ARGS_BYTES", sizeof(nj_moe_args));
         PARAM("PREP_CTA_ITEMS", NJ_ACT16_PREP_CTA_ITEMS);
         PARAM("MIN_CTAS", sm90_ctas_per_sm(v));
@@ -424,6 +443,12 @@ static void sm90_enumerate(void (*emit)(const nvfp4jit_variant *, void *), void 
                     emit(&v, u);
                     v.strategy = NVFP4JIT_STRATEGY_ACT16P;
                     emit(&v, u);
+                    /* act16sk: for sets of few waves of wide tiles (the decode tiles have
+                     * hundreds of waves) */
+                    if (bn[j] >= 64) {
+                        v.strategy = NVFP4JIT_STRATEGY_ACT16SK;
+                        emit(&v, u);
+                    }
                 }
 }
 
@@ -451,7 +476,21 @@ static size_t act16_maps_off(size_t n) {
     return (sizeof(act16_hdr) + sizeof(act16_group) * n + 63) / 64 * 64;
 }
 
+/* act16sk: CTA slots exist for at most this many SMs (more than any sm_90 part has: the H100
+ * SXM and the H200 have 132; a device with more runs on this many); the workspace holds a
+ * partial slot and a flag per CTA slot */
+#define SK_MAX_SMS 160
+static size_t sk_cap(const nvfp4jit_variant *v) {
+    return (size_t)SK_MAX_SMS * (size_t)sm90_ctas_per_sm(v);
+}
+static size_t sk_slot_bytes(const nvfp4jit_variant *v) {
+    return (size_t)v->block_m * (size_t)v->block_n * 4;
+}
+
 static size_t sm90_blob_size(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n) {
+    if (v->strategy == NVFP4JIT_STRATEGY_ACT16SK) /* units: at most one per tile and one more per CTA */
+        return act16_maps_off(n) + ACT16_GROUP_MAPS_BYTES * n +
+               sizeof(blob_unit) * (count_tiles(v, g, n) + sk_cap(v)) + 4 * (sk_cap(v) + 1);
     if (is_act16(v))
         return act16_maps_off(n) + ACT16_GROUP_MAPS_BYTES * n +
                sizeof(blob_tile) * count_tiles(v, g, n);
@@ -463,7 +502,74 @@ static size_t sm90_workspace_size(const nvfp4jit_variant *v, const nvfp4jit_grou
     if (!is_act16(v)) return 0;
     size_t b = 0;
     for (size_t i = 0; i < n; i++) b += (size_t)g[i].m * (size_t)g[i].k * 2;
+    if (v->strategy == NVFP4JIT_STRATEGY_ACT16SK) /* tokens, then the partial slots and flags */
+        b = (b + 255) / 256 * 256 + sk_cap(v) * (sk_slot_bytes(v) + 4);
     return b;
+}
+
+/* act16sk's static stream-K schedule (sm90_sk_schedule): the tiles (act16's order: per group, weight tile
+ * outer) laid end to end as their stages (k-steps of BLOCK_K), T in all, cut into G = min(ctas,
+ * T) equal ranges (CTA c: stages floor(cT/G) .. floor((c+1)T/G) - 1), each range a list of
+ * units (one per tile it touches). A tile cut by range ends has a first piece (its stages from
+ * 0; the last unit of its CTA, run last) and later pieces, each the first unit of the next
+ * CTAs (run first): those store fp32 partials to their CTA's slot and set its flag
+ * (writer = 1); the first piece adds them in CTA order (nfix of them) and stores C. A CTA
+ * waits only for the first units of later CTAs, which wait for nothing. */
+void sm90_sk_schedule(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n,
+                      unsigned ctas, unsigned char *units, int32_t *first, size_t *num_units,
+                      unsigned *grid) {
+    int64_t T = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (g[i].m == 0) continue;
+        int64_t tiles = (g[i].n + v->block_m - 1) / v->block_m * ((g[i].m + v->block_n - 1) / v->block_n);
+        T += tiles * ((g[i].k + v->block_k - 1) / v->block_k);
+    }
+    int64_t G = (int64_t)ctas < T ? (int64_t)ctas : T;
+    size_t nu = 0, last_head = 0;
+    /* the tile cursor: group gi, weight tile a, token tile b, its first stage I, its stages ns */
+    size_t gi = 0;
+    int64_t a = 0, b = 0, I = 0, ns = 0, tx = 0, ty = 0;
+    while (gi < n && g[gi].m == 0) gi++;
+    if (gi < n) {
+        tx = (g[gi].n + v->block_m - 1) / v->block_m;
+        ty = (g[gi].m + v->block_n - 1) / v->block_n;
+        ns = (g[gi].k + v->block_k - 1) / v->block_k;
+    }
+    for (int64_t c = 0; c < G; c++) {
+        int64_t lo = c * T / G, hi = (c + 1) * T / G;
+        first[c] = (int32_t)nu;
+        for (int64_t pos = lo; pos < hi;) {
+            while (pos >= I + ns) { /* the next tile */
+                I += ns;
+                if (++b == ty) {
+                    b = 0;
+                    if (++a == tx) {
+                        a = 0;
+                        do gi++; while (gi < n && g[gi].m == 0);
+                        if (gi >= n) return; /* (unreachable: pos < T) */
+                        tx = (g[gi].n + v->block_m - 1) / v->block_m;
+                        ty = (g[gi].m + v->block_n - 1) / v->block_n;
+                        ns = (g[gi].k + v->block_k - 1) / v->block_k;
+                    }
+                }
+            }
+            int64_t end = hi < I + ns ? hi : I + ns;
+            blob_unit u = {(int32_t)gi, (int32_t)a, (int32_t)b, (int32_t)(pos - I),
+                           (int32_t)(end - I), 0, pos > I, 0};
+            if (u.s0 == 0 && end < I + ns) last_head = nu; /* a first piece of a split tile */
+            if (u.writer) {                               /* a later piece: the head's to add */
+                blob_unit h;
+                memcpy(&h, units + sizeof h * last_head, sizeof h);
+                h.nfix++;
+                memcpy(units + sizeof h * last_head, &h, sizeof h);
+            }
+            memcpy(units + sizeof u * nu++, &u, sizeof u);
+            pos = end;
+        }
+    }
+    first[G] = (int32_t)nu;
+    *num_units = nu;
+    *grid = (unsigned)G;
 }
 
 static nvfp4jit_status act16_map(nvfp4jit_ctx *ctx, const drv_api *api, void *map, uint64_t ptr,
@@ -525,7 +631,31 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
         NJ_RETURN_IF(ctx, items > ACT16_MAX_ITEMS, NVFP4JIT_ERR_INVALID_PROBLEM,
                      "problem set has more than 2^31 token values / 16 (act16 prep grid)");
     }
-    act16_hdr hdr = {(int32_t)tiles, (int32_t)n, (int32_t)items, 0, mo, to, sizeof hdr, {0}};
+    act16_hdr hdr = {(int32_t)tiles, (int32_t)n, (int32_t)items, 0, mo, to, sizeof hdr, 0, 0, 0};
+    if (v->strategy == NVFP4JIT_STRATEGY_ACT16SK) {
+        unsigned sms = ctx->device_sms > 0 ? (unsigned)ctx->device_sms
+                                           : (unsigned)fam_sm90a.default_sms;
+        if (sms > SK_MAX_SMS) sms = SK_MAX_SMS; /* the workspace's slots (sk_cap) */
+        unsigned ctas = sms * (unsigned)sm90_ctas_per_sm(v), grid = 0;
+        if (sm90_test_persist_ctas > 0 && (size_t)sm90_test_persist_ctas <= sk_cap(v))
+            ctas = (unsigned)sm90_test_persist_ctas;
+        size_t nu = 0, cap = tiles + sk_cap(v);
+        int32_t *first = (int32_t *)(host + to + sizeof(blob_unit) * cap);
+        sm90_sk_schedule(v, g, n, ctas, host + to, first, &nu, &grid);
+        uint64_t part = ws + (wsp - ws + 255) / 256 * 256;
+        hdr.num_tiles = (int32_t)nu;
+        hdr.sk_ctas = (int32_t)grid;
+        hdr.sk_first_off = to + sizeof(blob_unit) * cap;
+        hdr.sk_part = part;
+        hdr.sk_flags = part + sk_cap(v) * sk_slot_bytes(v);
+        memcpy(host, &hdr, sizeof hdr);
+        launch->num_ctas = grid;
+        launch->threads = (unsigned)sm90_threads(v);
+        launch->dyn_smem = sm90_dyn_smem(v);
+        launch->prep_ctas = (unsigned)((items + NJ_ACT16_PREP_CTA_ITEMS - 1) / NJ_ACT16_PREP_CTA_ITEMS);
+        launch->prep_threads = 256;
+        return NVFP4JIT_OK;
+    }
     memcpy(host, &hdr, sizeof hdr);
     unsigned char *t = host + to;
     for (size_t i = 0; i < n; i++) {
@@ -587,8 +717,8 @@ size_t sm90_moe_dyn_smem(const nvfp4jit_variant *v, int experts) {
 }
 
 int sm90_moe_fits(const nvfp4jit_variant *v, int experts) {
-    (void)experts;
-    return is_act16(v);
+    (void)experts; /* (act16sk's schedule is the grouped blob's: no MoE entry) */
+    return is_act16(v) && v->strategy != NVFP4JIT_STRATEGY_ACT16SK;
 }
 
 /* The most tiles a MoE call of max_rows rows over E experts of N columns can have: monotone
@@ -609,7 +739,7 @@ nvfp4jit_status sm90_moe_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
                                    uint64_t ws, unsigned char *host) {
     size_t E = (size_t)experts, mo = act16_maps_off(E), end = sm90_moe_blob_size(experts);
     memset(host, 0, end);
-    act16_hdr hdr = {0, experts, 0, 0, mo, end, sizeof hdr, {0}};
+    act16_hdr hdr = {0, experts, 0, 0, mo, end, sizeof hdr, 0, 0, 0};
     memcpy(host, &hdr, sizeof hdr);
     for (size_t e = 0; e < E; e++) {
         act16_group d = {0, b[e], 0, sfb[e], 0, ws, 0, (int32_t)n, (int32_t)k, 0};

@@ -129,6 +129,14 @@ int sm90_ring_unrolled(const nvfp4jit_variant *v);
  * act16 one (act16p_only 0, which act16p uses too) or act16p's own (1); compile.ring_table */
 int sm90_ring_listed(const nvfp4jit_variant *v, int act16p_only);
 
+/* act16sk's static stream-K schedule (fam_sm90.c, where it is described): into units, 8 int32
+ * per unit {group, weight tile, token tile, s0, s1, nfix, writer, 0} (room for every tile plus
+ * one per CTA), first[grid + 1] (CTA c runs units first[c] .. first[c+1]-1); *grid = min(ctas,
+ * the set's stages). tests/test_variant.c checks its invariants. */
+void sm90_sk_schedule(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n,
+                      unsigned ctas, unsigned char *units, int32_t *first, size_t *num_units,
+                      unsigned *grid);
+
 /* Device-blob and shared-memory layouts reach the template as integer parameters named
  * BLOB_* and SMEM_* (fam_sm90.c, fam_sm100.c list them); the template uses them and
  * static_asserts its structs and its own derivation against them. */
@@ -159,7 +167,8 @@ int64_t sm100_moe_grid(const nvfp4jit_variant *v, int experts, int64_t n, int64_
 unsigned sm100_moe_threads(const nvfp4jit_variant *v);
 
 extern const family fam_sm90a;
-/* Test hook: when > 0, act16p's grouped grid has at most this many CTAs (each runs many tiles,
+/* Test hook: when > 0, act16p's grouped grid has at most this many CTAs (act16sk's: this
+ * many, up to its slots) (each runs many tiles,
  * so the ring's padding and phases run on across tiles; tests/test_gpu.c). */
 extern int sm90_test_persist_ctas;
 extern const family fam_sm100a;

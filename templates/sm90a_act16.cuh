@@ -41,7 +41,15 @@
 % -- on the H200). Offsets
 % -- are untrusted: an expert whose rows or scale rows leave the buffers is skipped and reported
 % -- in MoeArgs.status; row faults (negative, decreasing, past max_rows) void the whole call.
-% local PERSIST = (STRATEGY == 2)
+% local PERSIST = (STRATEGY >= 2)
+% -- act16sk (STRATEGY 3): act16p's loop over a static stream-K schedule (src/fam_sm90.c
+% -- act16_sk_schedule): CTA c runs units first[c] .. first[c+1]-1 of the blob, each a range of
+% -- stages (k-steps of BLOCK_K) of one tile, so every CTA gets the same number of stages within
+% -- one and no wave runs part-empty. A tile split between CTAs: the CTA that holds its first
+% -- stages (it runs them last) adds the others' fp32 partial sums in their CTA order (a fixed
+% -- order: the result does not depend on timing) and stores C; each other piece is the first
+% -- unit of its CTA, stored as fp32 into the CTA's slot of the workspace, then flagged.
+% local SK = (STRATEGY == 3)
 % local TILE_LOOP = PERSIST and "  for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {"
 %             or "  { const int ti = blockIdx.x; (void)num_tiles;"
 % local WG = BLOCK_M // 64
@@ -66,8 +74,10 @@ typedef unsigned int u32;
 typedef unsigned long long u64;
 
 struct BlobHeader {          // 64 bytes (blob layout: fam_sm90.c, act16)
-  int num_tiles, num_groups, prep_items, pad0;
-  u64 maps_off, tiles_off, groups_off, pad1[3];
+  int num_tiles, num_groups, prep_items, sk_ctas;   // act16sk: the CTAs of its schedule
+  u64 maps_off, tiles_off, groups_off;
+  u64 sk_first_off;          // act16sk: sk_ctas + 1 ints, CTA c's units first[c] .. first[c+1]-1
+  u64 sk_part, sk_flags;     // act16sk: fp32 partial slots (BLOCK_M x BLOCK_N, one per CTA), flags
 };
 struct GroupDesc {           // 64 bytes
   u64 a, b, sfa, sfb, c, ws; // ws: this group's fp16 token rows (M x K, permuted k)
@@ -75,6 +85,10 @@ struct GroupDesc {           // 64 bytes
 };
 struct __align__(64) TmaDesc { u64 opaque[16]; };  // CUtensorMap; per group: tokens, weights, weight scales
 struct Tile { int group, tx, ty, pad; };           // tx: weight tile, ty: token tile
+// act16sk: its blob's tiles are units: stages s0 .. s1-1 of a tile; writer: a piece that is
+// not the tile's first (its CTA's first unit), stored to the CTA's partial slot; nfix: the
+// tile's first piece, which adds the partials of the nfix CTAs after its own
+struct Unit { int group, tx, ty, s0, s1, nfix, writer, pad; };
 struct MoeArgs {             // 64 bytes (src/family.h nj_moe_args); all 0: the grouped call
   u64 a, sfa, c;             // tokens [max_rows, K/2], token scales, C [max_rows, N] fp16
   const int *offsets;        // expert e owns rows offsets[e] .. offsets[e+1]-1 (prep kernel only)
@@ -102,6 +116,8 @@ static_assert(sizeof(GroupDesc) == ${BLOB_GROUP_BYTES} && NJ_OFFSETOF(GroupDesc,
               NJ_OFFSETOF(GroupDesc, m) == ${BLOB_GROUP_M}, "group descriptor: src/fam_sm90.c act16_group");
 static_assert(sizeof(TmaDesc) == ${BLOB_MAP_BYTES}, "tensor map: CUtensorMap");
 static_assert(sizeof(Tile) == ${BLOB_TILE_BYTES}, "tile: src/fam_sm90.c blob_tile");
+static_assert(sizeof(Unit) == ${BLOB_UNIT_BYTES} && NJ_OFFSETOF(BlobHeader, sk_flags) == ${BLOB_HDR_SK_FLAGS},
+              "act16sk unit and header: src/fam_sm90.c blob_unit, act16_hdr");
 static_assert(sizeof(MoeArgs) == ${MOE_ARGS_BYTES}, "MoeArgs: src/family.h nj_moe_args");
 static_assert(${KSUB} * 64 == ${BLOCK_K} && ${TOK_SUB} == ${BLOCK_N} * 64 * 2 && ${TOK_SUB} % 1024 == 0 &&
               ${TOK_BYTES} == ${KSUB} * ${TOK_SUB},
@@ -381,6 +397,14 @@ ${KERNEL_NAME}_prep(const unsigned char *__restrict__ blob, const MoeArgs moe) {
   // the SMs the prep's last wave leaves free, and its producer waits (griddepcontrol.wait) for
   // this grid's completion and memory before its first copy. Without such a launch: no effect.
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+% if SK then
+  // act16sk: the split tiles' flags start at 0 in every call (the GEMM sets them only after
+  // its producer's griddepcontrol.wait, i.e. after this grid completed)
+  if (blockIdx.x == 0) {
+    int *flags = (int *)hdr->sk_flags;
+    for (int i = threadIdx.x; i < hdr->sk_ctas; i += 256) flags[i] = 0;
+  }
+% end
   const int items = hdr->prep_items, t = threadIdx.x & 3;
   const int base = blockIdx.x * ${PREP_CTA_ITEMS} + threadIdx.x;   // int: src/fam_sm90.c ACT16_MAX_ITEMS
   for (int u = 0; u < ${PREP_U};) {   // once unless the thread's items span groups
@@ -463,7 +487,11 @@ static __device__ __forceinline__ u32 f32x2_to_f16x2(float a, float b) {
   return r;
 }
 
-struct TileInfo { int group, tx, ty, row0, m, tok_map; unsigned short *c; };
+struct TileInfo { int group, tx, ty, row0, m, tok_map; unsigned short *c;
+% if SK then
+  int s0, s1, nfix, writer;
+% end
+};
 
 // MIN_CTAS: the CTAs per SM the host's occupancy model counts on (src/fam_sm90.c
 // sm90_ctas_per_sm); ptxas fits the registers to it
@@ -509,7 +537,12 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
   auto tile_at = [&](int ti) -> TileInfo {
     TileInfo r;
     if (!moe_tab) {
+% if SK then
+      const Unit t = ((const Unit *)tiles)[ti];
+      r.s0 = t.s0; r.s1 = t.s1; r.nfix = t.nfix; r.writer = t.writer;
+% else
       const Tile t = tiles[ti];
+% end
       r.group = t.group; r.tx = t.tx; r.ty = t.ty; r.row0 = 0; r.tok_map = ${BLOB_GROUP_MAPS} * t.group;
       r.m = groups[t.group].m;
       r.c = (unsigned short *)groups[t.group].c;
@@ -519,6 +552,9 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
     r.group = t.x; r.tx = t.y; r.ty = 0; r.row0 = t.z; r.tok_map = ${BLOB_GROUP_MAPS} * E;
     r.m = t.w - t.z;
     r.c = moe_c + (long long)t.z * groups[t.x].n;
+% if SK then
+    r.s0 = 0; r.s1 = 0; r.nfix = 0; r.writer = 0;   // (act16sk has no MoE entry: src/moe.c)
+% end
     return r;
   };
 
@@ -534,9 +570,19 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
       // its tensor maps, and an L2 prefetch of the weight and scale boxes of its first ring
       // round, so that those copies find L2 when the wait ends (the token boxes come from
       // the prep). Prefetches only: no shared memory or mbarrier is touched before the wait.
+% if SK then
+      const int *sk_first = (const int *)(blob + hdr->sk_first_off);
+      const int u_first = sk_first[blockIdx.x], u_end = sk_first[blockIdx.x + 1];
+% end
       if (!moe_tab) {
+% if SK then
+        if (u_first < u_end) {
+          const TileInfo tile = tile_at(u_first);
+          const int kt0 = tile.s0, kt_end = min(tile.s1, tile.s0 + ${STAGES});
+% else
         if ((int)blockIdx.x < num_tiles) {
           const TileInfo tile = tile_at(blockIdx.x);
+% end
           const GroupDesc &g = groups[tile.group];
           const int nk = g.k / 64, x0 = tile.tx * ${BLOCK_M};
           const TmaDesc *w_map = &maps[${BLOB_GROUP_MAPS} * tile.group + 1];
@@ -545,8 +591,10 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
           asm volatile("prefetch.tensormap [%0];" :: "l"(w_map) : "memory");
           asm volatile("prefetch.tensormap [%0];" :: "l"(sf_map) : "memory");
           const int sfb_last = (g.n + 127) / 128 - 1 - x0 / 128;
-          const int nst = min((nk + ${KSUB - 1}) / ${KSUB}, ${STAGES});
-          for (int kt = 0; kt < nst; kt++) {
+% if not SK then
+          const int kt0 = 0, kt_end = min((nk + ${KSUB - 1}) / ${KSUB}, ${STAGES});
+% end
+          for (int kt = kt0; kt < kt_end; kt++) {
             tma_prefetch_2d(w_map, kt * ${W_ROW}, x0);
 % for j = 0, KSUB - 1 do
 %   local KB = KSUB == 1 and "kt" or ("min(kt * " .. KSUB .. " + " .. j .. ", nk - 1)")
@@ -575,9 +623,15 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
         }
       };
 % end
+% if SK then
+      int ti = u_first;
+      while (ti < u_end) {
+        const int next = ti + 1;
+% else
       int ti = blockIdx.x;
       while (ti < num_tiles) {
         const int next = moe_tab ? (int)gridDim.x + atomicAdd((int *)&moe_tab[0].y, 1) : ti + (int)gridDim.x;
+% end
 % else
 ${TILE_LOOP}
 % end
@@ -601,12 +655,17 @@ ${TILE_LOOP}
         // a stage: KSUB 64-k blocks; a last stage with fewer (nk % KSUB) repeats block nk - 1
         // in the missing places (the consumers skip them): every copy stays inside its tensor
         // and the stage's byte count is the same
-        for (int kt = 0; kt < (nk + ${KSUB - 1}) / ${KSUB}; kt++, it++) {
+% if SK then
+        const int kt0 = tile.s0, kt1 = tile.s1;   // this unit's stages of the tile
+% else
+        const int kt0 = 0, kt1 = (nk + ${KSUB - 1}) / ${KSUB};
+% end
+        for (int kt = kt0; kt < kt1; kt++, it++) {
           const int slot = it % ${STAGES};
           if (it >= ${STAGES}) mbar_wait(empty0 + 8 * slot, ((it / ${STAGES}) - 1) & 1);
           const u32 full = full0 + 8 * slot;
 % if PERSIST then
-          if (kt == 0) tile_of[slot] = ti;
+          if (kt == kt0) tile_of[slot] = ti;
 % end
           mbar_expect_tx(full, ${TX});
 % for j = 0, KSUB - 1 do
@@ -692,7 +751,14 @@ ${TILE_LOOP}
   // vector registers and moved into uniform ones (R2UR, 2 per wgmma). redux.sync's result is
   // a uniform register: 429 -> 404 SASS instructions per 256-k stage (128x24x256), decode64-up
   // 257.7 -> 245.7 us on the H200 (bench/RESULTS.md).
+% if SK then
+    // the unit's 64-k blocks: those of its stages s0 .. s1-1 (the tile's last stage may hold
+    // fewer than KSUB); uniform like nk
+    nk = (int)__reduce_min_sync(0xFFFFFFFFu, (unsigned)(min(tile.s1 * ${KSUB}, groups[tile.group].k / 64) -
+                                                         tile.s0 * ${KSUB}));
+% else
     nk = (int)__reduce_min_sync(0xFFFFFFFFu, (unsigned)(groups[tile.group].k / 64));
+% end
   }
   u32 soff[2];
 #pragma unroll
@@ -862,6 +928,55 @@ ${TILE_LOOP}
   // ---- epilogue: fragment rows are weights (N of C), columns tokens (M of C); C[tok][w].
   // Both operands carried 2^-14: C = acc * 2^28, exact in fp32.
   const TileInfo tile = tile_at(ti);
+% if SK then
+  {
+    // act16sk's split tiles: slots of BLOCK_M x BLOCK_N floats, thread-major in float4s (each
+    // warp's store or load covers 512 contiguous bytes); flag c set (release, gpu scope) once
+    // CTA c's slot is complete, read with acquire by the tile's first piece; the prep kernel
+    // zeroes the flags before every call
+    float4 *part = (float4 *)hdr->sk_part;
+    int *flags = (int *)hdr->sk_flags;
+    const int ct = tid;   // 0 .. ${WG * 128 - 1}: consumer threads only below
+    if (tile.writer) {
+      float4 *dst = part + (long long)blockIdx.x * ${BLOCK_M * BLOCK_N // 4} + ct;
+#pragma unroll
+      for (int i = 0; i < ${ACC // 4}; i++)
+        __stcg(dst + i * ${WG * 128}, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
+      asm volatile("bar.sync 1, ${WG * 128};" ::: "memory");   // every consumer's stores, then the flag
+      if (ct == 0) {
+        __threadfence();
+        asm volatile("st.release.gpu.global.b32 [%0], %1;" :: "l"(flags + blockIdx.x), "r"(1) : "memory");
+      }
+      continue;   // the next unit
+    }
+    if (tile.nfix > 0) {   // the later pieces: their flags, then their slots added in CTA order
+      if (ct == 0) {
+        for (int f = 1; f <= tile.nfix; f++) {
+          int ready = 0;
+          for (;;) {
+            asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(ready) : "l"(flags + blockIdx.x + f) : "memory");
+            if (ready) break;
+            __nanosleep(64);
+          }
+        }
+      }
+      asm volatile("bar.sync 1, ${WG * 128};" ::: "memory");
+      const float4 *src = part + (long long)(blockIdx.x + 1) * ${BLOCK_M * BLOCK_N // 4} + ct;
+      // per float4 of the fragment, the pieces in order (acc + p1 + p2 ...: a fixed order);
+      // one load in flight at a time beside the accumulators (a loop over the pieces around
+      // all of them spilled)
+#pragma unroll
+      for (int i = 0; i < ${ACC // 4}; i++) {
+        float4 a4 = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
+        for (int f = 0; f < tile.nfix; f++) {
+          const float4 q = __ldcg(src + (long long)f * ${BLOCK_M * BLOCK_N // 4} + i * ${WG * 128});
+          a4.x += q.x; a4.y += q.y; a4.z += q.z; a4.w += q.w;
+        }
+        acc[4 * i] = a4.x; acc[4 * i + 1] = a4.y; acc[4 * i + 2] = a4.z; acc[4 * i + 3] = a4.w;
+      }
+    }
+  }
+% end
   const int N = groups[tile.group].n, M = tile.m, y0 = tile.ty * ${BLOCK_N};
   const int wr = x0 + cw * 64 + warp * 16 + lane / 4;
   unsigned short *C = tile.c;

@@ -200,6 +200,37 @@ static void gpu_persistent_many_tiles(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
+/* act16sk (stream-K): sets of few tiles and long K, so that on the full grid every CTA runs one
+ * or two stages and a tile is split up to 32 ways (its first piece adds 31 partials), and on
+ * grids of 5 and 7 CTAs (the test hook) each CTA runs pieces of many tiles of several groups;
+ * K of 21 64-k blocks leaves a part-filled last stage at BLOCK_K 128 and 256, an M = 0 group
+ * gets no tiles. Each run twice (the second from the same blob: the flags the first run set
+ * must have been cleared by the prep kernel, or the first pieces would not wait). */
+static void gpu_stream_k(void) {
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    NEED_SM90(ctx, api);
+    static const int64_t shapes[][3] = {{77, 384, 2048}, {0, 128, 768}, {130, 256, 1344},
+                                        {9, 640, 896},   {3, 128, 4096}};
+    static const int vs[][4] = {{128, 128, 128, 4}, {128, 192, 64, 6}, {128, 96, 128, 4},
+                                {64, 64, 64, 4},    {128, 64, 256, 2}, {192, 64, 128, 4}};
+    static const int grids[] = {0, 5, 7};
+    for (size_t gi = 0; gi < sizeof grids / sizeof grids[0]; gi++) {
+        sm90_test_persist_ctas = grids[gi];
+        for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
+            nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, vs[i][0], vs[i][1], vs[i][2], vs[i][3], 1,
+                                  NVFP4JIT_STRATEGY_ACT16SK};
+            char vn[96], label[128];
+            nvfp4jit_variant_format(&v, vn, sizeof vn);
+            snprintf(label, sizeof label, "%s grid %s", vn, grids[gi] ? (gi == 1 ? "5" : "7") : "full");
+            CHECKF(run_shapes(ctx, api, shapes, sizeof shapes / sizeof shapes[0], &v, label) == 0,
+                   "%s", label);
+        }
+    }
+    sm90_test_persist_ctas = 0;
+    nvfp4jit_ctx_destroy(ctx);
+}
+
 static void gpu_random_shapes(void) {
     nvfp4jit_ctx *ctx = new_ctx();
     REQUIRE(ctx);
@@ -751,6 +782,7 @@ const test_case tests_gpu[] = {
     {"gpumode_tests", gpu_gpumode_tests},
     {"variant_sweep", gpu_variant_sweep},
     {"persistent_many_tiles", gpu_persistent_many_tiles},
+    {"stream_k", gpu_stream_k},
     {"random_shapes", gpu_random_shapes},
     {"changed_groups", gpu_changed_groups},
     {"graphs", gpu_graphs},

@@ -207,6 +207,60 @@ static void check_act16_scales(const char *name, const nvfp4jit_variant *v,
     }
 }
 
+/* act16sk's blob (the schedule's own rules: test_variant.c sk_schedule): header fields, the
+ * units' stages cover every tile's stages once, first[] is the CTAs' unit ranges, the grid is
+ * the schedule's, and the partial slots and flags lie in the workspace after the tokens */
+static void check_sk(const char *name, const nvfp4jit_variant *v, const nvfp4jit_group *g,
+                     size_t n, const unsigned char *blob, size_t bs, uint64_t ws,
+                     const fam_launch *L) {
+    int32_t h32[4];
+    uint64_t h64[6];
+    memcpy(h32, blob, sizeof h32);
+    memcpy(h64, blob + 16, sizeof h64);
+    long long nu = h32[0], ctas = h32[3];
+    CHECKF(ctas >= 0 && L->num_ctas == (unsigned)ctas, "%s: grid %u, schedule %lld CTAs", name,
+           L->num_ctas, ctas);
+    CHECKF(h64[3] + 4 * (uint64_t)(ctas + 1) <= bs && h64[1] + 32 * (uint64_t)nu <= h64[3],
+           "%s: units or first[] outside the blob", name);
+    if (h64[3] + 4 * (uint64_t)(ctas + 1) > bs || h64[1] + 32 * (uint64_t)nu > h64[3]) return;
+    const int32_t *u = (const int32_t *)(blob + h64[1]), *first = (const int32_t *)(blob + h64[3]);
+    CHECKF(ctas == 0 || (first[0] == 0 && first[ctas] == nu), "%s: first[] ends", name);
+    for (long long c = 0; c < ctas; c++)
+        CHECKF(first[c + 1] > first[c], "%s: CTA %lld has no unit", name, c);
+    uint64_t tok = 0;
+    for (size_t i = 0; i < n; i++) tok += (uint64_t)(g[i].m * g[i].k * 2);
+    uint64_t part = h64[4], flags = h64[5], slot = (uint64_t)v->block_m * v->block_n * 4;
+    CHECKF(part >= ws + tok && part % 256 == 0 && flags >= part + slot * (uint64_t)ctas,
+           "%s: partial slots at +%llu, flags at +%llu, tokens end at +%llu", name,
+           (unsigned long long)(part - ws), (unsigned long long)(flags - ws),
+           (unsigned long long)tok);
+    for (size_t gi = 0; gi < n; gi++) {
+        if (g[gi].m == 0) {
+            for (long long i = 0; i < nu; i++)
+                CHECKF(u[8 * i] != (int32_t)gi, "%s: a unit of the empty group %zu", name, gi);
+            continue;
+        }
+        int64_t tx = (g[gi].n + v->block_m - 1) / v->block_m, ty = (g[gi].m + v->block_n - 1) / v->block_n;
+        int64_t ns = (g[gi].k + v->block_k - 1) / v->block_k;
+        int64_t *cnt = calloc((size_t)(tx * ty), sizeof *cnt);
+        for (long long i = 0; i < nu; i++) {
+            const int32_t *e = u + 8 * i;
+            if (e[0] != (int32_t)gi) continue;
+            if (e[1] < 0 || e[1] >= tx || e[2] < 0 || e[2] >= ty || e[3] < 0 || e[4] <= e[3] ||
+                e[4] > ns) {
+                CHECKF(0, "%s: group %zu unit {%d,%d,%d..%d} outside %lldx%lld tiles, %lld stages",
+                       name, gi, e[1], e[2], e[3], e[4], (long long)tx, (long long)ty, (long long)ns);
+                continue;
+            }
+            cnt[e[1] * ty + e[2]] += e[4] - e[3];
+        }
+        for (int64_t c = 0; c < tx * ty; c++)
+            CHECKF(cnt[c] == ns, "%s: group %zu tile %lld: %lld of %lld stages", name, gi,
+                   (long long)c, (long long)cnt[c], (long long)ns);
+        free(cnt);
+    }
+}
+
 static void run_set(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, nvfp4jit_group *g, size_t n) {
     const family *f = fam_get(v->arch);
     char name[128], vn[96];
@@ -233,12 +287,16 @@ static void run_set(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, nvfp4jit_group
     if (sm100 || act16) memcpy(h64, blob + 16, sizeof h64);
     long long nt = h32[0];
     size_t tiles_off = sm100 || act16 ? (size_t)h64[1] : 16 + 64 * n;
-    CHECK(tiles_off + 16 * (size_t)nt <= bs);
+    const int sk = v->strategy == NVFP4JIT_STRATEGY_ACT16SK;
+    CHECK(tiles_off + (sk ? 32 : 16) * (size_t)nt <= bs);
     const int32_t *t = (const int32_t *)(blob + tiles_off);
-    check_cover(name, g, n, t, nt, v->block_m, v->block_n, v->swap_ab, sm100);
+    if (sk)
+        check_sk(name, v, g, n, blob, bs, ws, &L);
+    else
+        check_cover(name, g, n, t, nt, v->block_m, v->block_n, v->swap_ab, sm100);
     if (v->strategy == NVFP4JIT_STRATEGY_ACT16P)
         CHECK(L.num_ctas <= (unsigned)nt && (L.num_ctas >= 1 || nt == 0));
-    else
+    else if (!sk)
         CHECK(L.num_ctas == (unsigned)nt);
     /* maps: per group with M > 0, in blob order */
     int per = sm100 ? 2 : act16 ? 3 : 0;

@@ -603,7 +603,7 @@ static void t_sm90a(void) {
         /* greedy cover: a variant is taken if it brings a (strategy, swap, dimension, value)
          * pair not yet covered */
         enum { D = 4 };
-        static unsigned char seen[3][2][D][512];
+        static unsigned char seen[4][2][D][512];
         memset(seen, 0, sizeof seen);
         for (size_t i = 0; i < n; i++) {
             const nvfp4jit_variant *v = &vs[i];

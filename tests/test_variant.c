@@ -1,5 +1,6 @@
 /* test_variant.c - variant names, validity rules and the enumerated space. */
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "family.h"
@@ -13,7 +14,8 @@
 
 static void t_format_parse(void) {
     const char *names[] = {"sm90a:128x128x64:s4", "sm90a:64x8x128:s2:swap", "sm100a:128x64x256:s6",
-                           "sm90a:128x128x64:s4:swap:act16", "sm90a:128x64x64:s6:swap:act16p"};
+                           "sm90a:128x128x64:s4:swap:act16", "sm90a:128x64x64:s6:swap:act16p",
+                           "sm90a:128x128x128:s4:swap:act16sk"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         nvfp4jit_variant v;
         CHECK(nvfp4jit_variant_parse(names[i], &v) == NVFP4JIT_OK);
@@ -76,7 +78,9 @@ static void t_sm90_rules(void) {
     expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 2, 0}, "swap_ab=2");
     expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 192, 128, 64, 4, 1, 0}, "BLOCK_M=192");
     expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 192, 192, 64, 4, 1, 1}, "registers");
-    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 1, 3}, "strategy=3");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 1, 4}, "strategy=4");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 0, 3}, "swap_ab = 1");
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 192, 128, 64, 4, 1, 3}, "registers");
     expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 0, 2}, "swap_ab = 1");
     expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 192, 128, 64, 4, 1, 2}, "registers");
     nvfp4jit_variant a16 = {NVFP4JIT_ARCH_SM90A, 192, 128, 64, 4, 1, 1};
@@ -168,9 +172,18 @@ static void t_heuristic(void) {
         CHECKF(all[i].v.strategy == NVFP4JIT_STRATEGY_DUAL, "candidate %zu is act16", i);
     nvfp4jit_group fits[1] = {{60000, 4096, 32768, 0, 0, 0, 0, 0}};
     REQUIRE(heur_rank(ctx, NVFP4JIT_ARCH_SM90A, fits, 1, 132, all, 64, &n) == NVFP4JIT_OK);
-    size_t n_all = 0;
+    size_t n_all = 0, n_sk = 0;
     nvfp4jit_variant_space(NVFP4JIT_ARCH_SM90A, NULL, 0, &n_all);
-    CHECK(n == n_all); /* under the limit every valid variant is ranked */
+    nvfp4jit_variant *space = calloc(n_all, sizeof *space);
+    REQUIRE(space);
+    nvfp4jit_variant_space(NVFP4JIT_ARCH_SM90A, space, n_all, &n_all);
+    for (size_t i = 0; i < n_all; i++) n_sk += space[i].strategy == NVFP4JIT_STRATEGY_ACT16SK;
+    free(space);
+    CHECK(n_sk > 0);
+    /* under the limit every valid variant is ranked but act16sk (opt-in: heuristic.c) */
+    CHECKF(n == n_all - n_sk, "%zu ranked, %zu valid, %zu of them act16sk", n, n_all, n_sk);
+    for (size_t i = 0; i < n && i < 64; i++)
+        CHECKF(all[i].v.strategy != NVFP4JIT_STRATEGY_ACT16SK, "candidate %zu is act16sk", i);
     nvfp4jit_ctx_destroy(ctx);
 }
 
@@ -357,6 +370,106 @@ static void t_choice_processes(void) {
 
 /* One home for the arch facts: the family table answers cc -> arch, and the public
  * nvfp4jit_arch_for_cc agrees with it. */
+/* act16sk's stream-K schedule (src/fam_sm90.c sm90_sk_schedule) on random sets and grids:
+ * every stage of every tile in exactly one unit; CTAs' stage counts within one of each other;
+ * a piece that does not start at stage 0 is its CTA's first unit and a writer; a tile's first
+ * piece, when the tile is split, is its CTA's last unit and counts (nfix) the later pieces,
+ * which are the first units of the next nfix CTAs, in stage order. */
+static void t_sk_schedule(void) {
+    static const int vs[][4] = {{128, 128, 128, 4}, {192, 128, 64, 6}, {128, 64, 256, 2},
+                                {64, 192, 64, 4}};
+    static const unsigned ctas[] = {1, 2, 5, 7, 132, 264, 100000};
+    unsigned seed = (unsigned)time(NULL);
+    printf("  sk_schedule seed %u\n", seed);
+    srand(seed);
+    for (int round = 0; round < 40; round++) {
+        nvfp4jit_group g[6];
+        size_t n = 1 + (size_t)(rand() % 6);
+        for (size_t i = 0; i < n; i++) {
+            memset(&g[i], 0, sizeof g[i]);
+            g[i].m = rand() % 4 == 0 ? 0 : 1 + rand() % 600;
+            g[i].n = 8 * (1 + rand() % 128);
+            g[i].k = 64 * (1 + rand() % 40);
+        }
+        for (size_t vi = 0; vi < sizeof vs / sizeof vs[0]; vi++) {
+            nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, vs[vi][0], vs[vi][1], vs[vi][2], vs[vi][3], 1,
+                                  NVFP4JIT_STRATEGY_ACT16SK};
+            /* the tiles in act16's order, each with its first stage */
+            int64_t T = 0, ntiles = 0;
+            int64_t t0[2048], tns[2048];
+            int tg[2048], ta[2048], tb[2048];
+            for (size_t i = 0; i < n; i++) {
+                if (!g[i].m) continue;
+                int tx = (int)((g[i].n + v.block_m - 1) / v.block_m), ty = (int)((g[i].m + v.block_n - 1) / v.block_n);
+                int64_t ns = (g[i].k + v.block_k - 1) / v.block_k;
+                for (int a = 0; a < tx; a++)
+                    for (int b = 0; b < ty; b++) {
+                        REQUIRE(ntiles < 2048);
+                        tg[ntiles] = (int)i, ta[ntiles] = a, tb[ntiles] = b;
+                        t0[ntiles] = T, tns[ntiles++] = ns;
+                        T += ns;
+                    }
+            }
+            for (size_t ci = 0; ci < sizeof ctas / sizeof ctas[0]; ci++) {
+                size_t cap = (size_t)ntiles + ctas[ci] + 1;
+                int32_t *u = calloc(cap, 32), *first = calloc(ctas[ci] + 2, sizeof *first);
+                unsigned char *seen = calloc((size_t)T + 1, 1);
+                REQUIRE(u && first && seen);
+                size_t nu = 0;
+                unsigned grid = 99;
+                sm90_sk_schedule(&v, g, n, ctas[ci], (unsigned char *)u, first, &nu, &grid);
+                int64_t want_grid = (int64_t)ctas[ci] < T ? (int64_t)ctas[ci] : T;
+                int bad = (int64_t)grid != want_grid || first[0] != 0 || (size_t)first[grid] != nu;
+                int64_t smin = T + 1, smax = -1;
+                int64_t tile = 0; /* units arrive in tile order */
+                for (unsigned c = 0; c < grid && !bad; c++) {
+                    int64_t stages = 0;
+                    if (first[c + 1] <= first[c]) bad = 1;
+                    for (int32_t j = first[c]; j < first[c + 1] && !bad; j++) {
+                        const int32_t *x = u + 8 * j;
+                        while (tile < ntiles && !(tg[tile] == x[0] && ta[tile] == x[1] && tb[tile] == x[2]))
+                            tile++;
+                        if (tile == ntiles || x[3] < 0 || x[4] <= x[3] || x[4] > tns[tile]) {
+                            bad = 2;
+                            break;
+                        }
+                        for (int32_t s = x[3]; s < x[4]; s++) bad |= seen[t0[tile] + s]++ ? 4 : 0;
+                        stages += x[4] - x[3];
+                        if (x[6] != (x[3] > 0) || (x[3] > 0 && j != first[c])) bad |= 8;
+                        int split_head = x[3] == 0 && x[4] < tns[tile];
+                        if (!split_head && x[5] != 0) bad |= 16;
+                        if (split_head) { /* its CTA's last unit; the next x[5] CTAs' first units */
+                            if (j != first[c + 1] - 1 || x[5] < 1 || c + (unsigned)x[5] >= grid) {
+                                bad |= 32;
+                                break;
+                            }
+                            int32_t at = x[4];
+                            for (int f = 1; f <= x[5]; f++) {
+                                const int32_t *y = u + 8 * first[c + f];
+                                if (y[0] != x[0] || y[1] != x[1] || y[2] != x[2] || y[3] != at) bad |= 64;
+                                at = y[4];
+                            }
+                            if (at != tns[tile]) bad |= 128; /* the pieces end the tile */
+                        }
+                    }
+                    if (stages < smin) smin = stages;
+                    if (stages > smax) smax = stages;
+                }
+                for (int64_t s = 0; s < T && !bad; s++)
+                    if (seen[s] != 1) bad |= 256;
+                if (grid && smax - smin > 1) bad |= 512;
+                char vn[64];
+                nvfp4jit_variant_format(&v, vn, sizeof vn);
+                CHECKF(!bad, "%s, %u CTAs, %zu groups, T %lld: defect bits 0x%x", vn, ctas[ci], n,
+                       (long long)T, bad);
+                free(u);
+                free(first);
+                free(seen);
+            }
+        }
+    }
+}
+
 static void t_family_table(void) {
     static const nvfp4jit_arch arches[] = {NVFP4JIT_ARCH_SM90A, NVFP4JIT_ARCH_SM100A};
     for (size_t i = 0; i < 2; i++) {
@@ -394,5 +507,5 @@ const test_case tests_variant[] = {
     {"format_null", t_format_null}, {"sm90_rules", t_sm90_rules}, {"sm100_rules", t_sm100_rules},
     {"space", t_space},               {"heuristic", t_heuristic},
     {"rank_total_order", t_rank_total_order}, {"choice_processes", t_choice_processes},
-    {"family_table", t_family_table},           {0, 0},
+    {"family_table", t_family_table},           {"sk_schedule", t_sk_schedule}, {0, 0},
 };
