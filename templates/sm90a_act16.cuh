@@ -963,16 +963,24 @@ ${TILE_LOOP}
       asm volatile("bar.sync 1, ${WG * 128};" ::: "memory");
       const float4 *src = part + (long long)(blockIdx.x + 1) * ${BLOCK_M * BLOCK_N // 4} + ct;
       // per float4 of the fragment, the pieces in order (acc + p1 + p2 ...: a fixed order);
-      // one load in flight at a time beside the accumulators (a loop over the pieces around
-      // all of them spilled)
+      // 4 float4 loads in flight per piece (16 registers beside the accumulators: a loop over
+      // the pieces around all of them spilled; one load at a time cost an L2 round trip per
+      // float4, bench3's ncu: long-scoreboard stalls 4.1 against act16's 1.3 per instruction)
 #pragma unroll
-      for (int i = 0; i < ${ACC // 4}; i++) {
-        float4 a4 = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
+      for (int i0 = 0; i0 < ${ACC // 4}; i0 += 4) {
         for (int f = 0; f < tile.nfix; f++) {
-          const float4 q = __ldcg(src + (long long)f * ${BLOCK_M * BLOCK_N // 4} + i * ${WG * 128});
-          a4.x += q.x; a4.y += q.y; a4.z += q.z; a4.w += q.w;
+          float4 q[4];
+#pragma unroll
+          for (int j = 0; j < 4; j++)
+            if (i0 + j < ${ACC // 4})
+              q[j] = __ldcg(src + (long long)f * ${BLOCK_M * BLOCK_N // 4} + (i0 + j) * ${WG * 128});
+#pragma unroll
+          for (int j = 0; j < 4; j++)
+            if (i0 + j < ${ACC // 4}) {
+              const int i = i0 + j;
+              acc[4 * i] += q[j].x; acc[4 * i + 1] += q[j].y; acc[4 * i + 2] += q[j].z; acc[4 * i + 3] += q[j].w;
+            }
         }
-        acc[4 * i] = a4.x; acc[4 * i + 1] = a4.y; acc[4 * i + 2] = a4.z; acc[4 * i + 3] = a4.w;
       }
     }
   }
