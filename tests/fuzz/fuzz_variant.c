@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const int p[4] = {v.block_m, v.block_n, v.block_k, v.stages};
     for (int i = 0; i < 4; i++) FUZZ_CHECK(p[i] >= 1 && p[i] <= NVFP4JIT_VARIANT_MAX_PARAM);
     FUZZ_CHECK(v.swap_ab == 0 || v.swap_ab == 1);
-    FUZZ_CHECK(v.strategy >= NVFP4JIT_STRATEGY_DUAL && v.strategy <= NVFP4JIT_STRATEGY_ACT16P);
+    FUZZ_CHECK(v.strategy >= NVFP4JIT_STRATEGY_DUAL && v.strategy <= NVFP4JIT_STRATEGY_ACT16SK);
 
     int need = nvfp4jit_variant_format(&v, NULL, 12345);
     FUZZ_CHECK(need > 0 && (size_t)need == strlen(s));
