@@ -208,8 +208,10 @@ enum {
      *  the kernel is compiled for (as act16: small tiles fit several), each looping over the
      *  tiles, so a CTA's loads for its next tile overlap the stores of its last one. */
     NVFP4JIT_STRATEGY_ACT16P = 2,
-    /** "act16sk" (formatted ":act16sk"): act16p with a static stream-K schedule: the tiles'
-     *  k-steps are split evenly over the persistent CTAs (no part-empty last wave); a tile cut
+    /** "act16sk" (formatted ":act16sk"): act16p with a static stream-K schedule: with two
+     *  whole waves of tiles or more, each CTA first runs whole tiles in act16p's order, then
+     *  the k-steps of the last one to two waves' tiles are split evenly over the persistent
+     *  CTAs (with fewer, all of them are; no part-empty last wave); a tile cut
      *  between CTAs is summed in fp32 through the workspace in a fixed order (the CTAs' order,
      *  so a result does not depend on timing; it may differ in the last bit from act16's, which
      *  sums in k order, and between devices of different SM counts). The plan's workspace

@@ -507,57 +507,113 @@ static size_t sm90_workspace_size(const nvfp4jit_variant *v, const nvfp4jit_grou
     return b;
 }
 
-/* act16sk's static stream-K schedule (sm90_sk_schedule): the tiles (act16's order: per group, weight tile
- * outer) laid end to end as their stages (k-steps of BLOCK_K), T in all, cut into G = min(ctas,
- * T) equal ranges (CTA c: stages floor(cT/G) .. floor((c+1)T/G) - 1), each range a list of
- * units (one per tile it touches). A tile cut by range ends has a first piece (its stages from
- * 0; the last unit of its CTA, run last) and later pieces, each the first unit of the next
- * CTAs (run first): those store fp32 partials to their CTA's slot and set its flag
- * (writer = 1); the first piece adds them in CTA order (nfix of them) and stores C. A CTA
- * waits only for the first units of later CTAs, which wait for nothing. */
+/* act16sk's static schedule (sm90_sk_schedule), data-parallel waves then stream-K over the
+ * rest. The tiles in act16's order (per group, weight tile outer), t = 0 .. N-1, C CTAs (one
+ * wave), W = floor(N / C). With W >= 2 the first D = (W - 1) C tiles are data-parallel: CTA c
+ * runs tiles c, c + C, ..., c + (W - 2) C whole (at each moment the grid works on C
+ * consecutive tiles, act16's L2 locality), and stream-K covers the last C + r tiles (r = N mod
+ * C: 1 to 2 tiles per CTA, few pieces per tile); with W < 2 (D = 0) stream-K covers all. The
+ * stream-K region: its tiles laid end to end as their stages (k-steps of BLOCK_K), T in all,
+ * cut into G = min(C, T) equal ranges (CTA c: stages floor(cT/G) .. floor((c+1)T/G) - 1 of the
+ * region), each range a list of units (one per tile it touches), after the CTA's data-parallel
+ * tiles. A tile cut by range ends has a first piece (its stages from 0; the last unit of its
+ * CTA, run last) and later pieces, each the first stream-K unit of the next CTAs: those store
+ * fp32 partials to their CTA's slot and set its flag (writer = 1); the first piece adds them in
+ * CTA order (nfix of them) and stores C. A CTA waits only for the first stream-K units of later
+ * CTAs, which wait for nothing (their data-parallel tiles before them do not wait either).
+ * (Pure stream-K over every tile, the first version, spread the grid's CTAs over all of a long
+ * set's tiles at once: prefill8-up read 8.7x act16's DRAM bytes, bench/RESULTS.md.) */
+typedef struct sk_cursor { /* a walk over the tiles in act16's order */
+    const nvfp4jit_variant *v;
+    const nvfp4jit_group *g;
+    size_t n, gi;
+    int64_t t0;             /* index of the group's first tile */
+    int64_t tx, ty, ns;     /* the group's weight tiles, token tiles, stages per tile */
+} sk_cursor;
+
+static void sk_group(sk_cursor *k) { /* from gi on, the next group with tokens */
+    while (k->gi < k->n && k->g[k->gi].m == 0) k->gi++;
+    if (k->gi >= k->n) return;
+    const nvfp4jit_group *g = &k->g[k->gi];
+    k->tx = (g->n + k->v->block_m - 1) / k->v->block_m;
+    k->ty = (g->m + k->v->block_n - 1) / k->v->block_n;
+    k->ns = (g->k + k->v->block_k - 1) / k->v->block_k;
+}
+
+static void sk_start(sk_cursor *k, const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n) {
+    memset(k, 0, sizeof *k);
+    k->v = v, k->g = g, k->n = n;
+    sk_group(k);
+}
+
+/* moves the cursor forward to the group holding tile t (t below the set's tile count) */
+static void sk_seek(sk_cursor *k, int64_t t) {
+    while (t >= k->t0 + k->tx * k->ty) {
+        k->t0 += k->tx * k->ty;
+        k->gi++;
+        sk_group(k);
+    }
+}
+
 void sm90_sk_schedule(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n,
                       unsigned ctas, unsigned char *units, int32_t *first, size_t *num_units,
                       unsigned *grid) {
-    int64_t T = 0;
+    int64_t N = 0, Tall = 0;
     for (size_t i = 0; i < n; i++) {
         if (g[i].m == 0) continue;
         int64_t tiles = (g[i].n + v->block_m - 1) / v->block_m * ((g[i].m + v->block_n - 1) / v->block_n);
-        T += tiles * ((g[i].k + v->block_k - 1) / v->block_k);
+        N += tiles;
+        Tall += tiles * ((g[i].k + v->block_k - 1) / v->block_k);
     }
-    int64_t G = (int64_t)ctas < T ? (int64_t)ctas : T;
+    const int64_t C = ctas > 0 ? ctas : 1, W = N / C;
+    const int64_t D = W >= 2 ? (W - 1) * C : 0; /* data-parallel tiles */
+    /* the stream-K region: its first stage (SD) and stage count (T) */
+    int64_t SD = 0;
+    sk_cursor k;
+    sk_start(&k, v, g, n);
+    if (D > 0) {
+        sk_seek(&k, D - 1);
+        SD = 0;
+        for (size_t i = 0; i < k.gi; i++)
+            if (g[i].m)
+                SD += (g[i].n + v->block_m - 1) / v->block_m *
+                      ((g[i].m + v->block_n - 1) / v->block_n) *
+                      ((g[i].k + v->block_k - 1) / v->block_k);
+        SD += (D - k.t0) * k.ns;
+    }
+    const int64_t T = Tall - SD;
+    int64_t G = C < T ? C : T;
+    if (D > 0) G = C; /* (T >= C + r tiles: more stages than CTAs) */
     size_t nu = 0, last_head = 0;
-    /* the tile cursor: group gi, weight tile a, token tile b, its first stage I, its stages ns */
-    size_t gi = 0;
-    int64_t a = 0, b = 0, I = 0, ns = 0, tx = 0, ty = 0;
-    while (gi < n && g[gi].m == 0) gi++;
-    if (gi < n) {
-        tx = (g[gi].n + v->block_m - 1) / v->block_m;
-        ty = (g[gi].m + v->block_n - 1) / v->block_n;
-        ns = (g[gi].k + v->block_k - 1) / v->block_k;
-    }
+    /* the stream-K cursor: tile ti (in group k.gi: weight tile a, token tile b), its first
+     * stage I (region coordinates) */
+    sk_cursor s;
+    sk_start(&s, v, g, n);
+    int64_t ti = D, I = 0;
+    if (T > 0) sk_seek(&s, ti);
     for (int64_t c = 0; c < G; c++) {
-        int64_t lo = c * T / G, hi = (c + 1) * T / G;
         first[c] = (int32_t)nu;
+        /* the data-parallel tiles c, c + C, ... below D, whole */
+        sk_cursor d;
+        sk_start(&d, v, g, n);
+        for (int64_t t = c; t < D; t += C) {
+            sk_seek(&d, t);
+            int64_t l = t - d.t0;
+            blob_unit u = {(int32_t)d.gi, (int32_t)(l / d.ty), (int32_t)(l % d.ty), 0,
+                           (int32_t)d.ns, 0, 0, 0};
+            memcpy(units + sizeof u * nu++, &u, sizeof u);
+        }
+        const int64_t lo = c * T / G, hi = (c + 1) * T / G;
         for (int64_t pos = lo; pos < hi;) {
-            while (pos >= I + ns) { /* the next tile */
-                I += ns;
-                if (++b == ty) {
-                    b = 0;
-                    if (++a == tx) {
-                        a = 0;
-                        do gi++; while (gi < n && g[gi].m == 0);
-                        if (gi >= n) return; /* (unreachable: pos < T) */
-                        tx = (g[gi].n + v->block_m - 1) / v->block_m;
-                        ty = (g[gi].m + v->block_n - 1) / v->block_n;
-                        ns = (g[gi].k + v->block_k - 1) / v->block_k;
-                    }
-                }
+            while (pos >= I + s.ns) { /* the next tile */
+                I += s.ns;
+                sk_seek(&s, ++ti);
             }
-            int64_t end = hi < I + ns ? hi : I + ns;
-            blob_unit u = {(int32_t)gi, (int32_t)a, (int32_t)b, (int32_t)(pos - I),
+            const int64_t l = ti - s.t0, end = hi < I + s.ns ? hi : I + s.ns;
+            blob_unit u = {(int32_t)s.gi, (int32_t)(l / s.ty), (int32_t)(l % s.ty), (int32_t)(pos - I),
                            (int32_t)(end - I), 0, pos > I, 0};
-            if (u.s0 == 0 && end < I + ns) last_head = nu; /* a first piece of a split tile */
-            if (u.writer) {                               /* a later piece: the head's to add */
+            if (u.s0 == 0 && end < I + s.ns) last_head = nu; /* a first piece of a split tile */
+            if (u.writer) {                                 /* a later piece: the head's to add */
                 blob_unit h;
                 memcpy(&h, units + sizeof h * last_head, sizeof h);
                 h.nfix++;

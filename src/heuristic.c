@@ -206,9 +206,10 @@ static void rank_emit(const nvfp4jit_variant *v, void *u) {
     rank_acc *a = u;
     char why[256];
     if (a->oom || !a->f->check(v, why, sizeof why)) return;
-    /* act16sk (stream-K) is opt-in (an explicit variant; the tuner times the ranking, so not it either): on the H100 it lost
-     * to act16 of the same tile on 5 of 7 sets (prefill8-up 2.2x: its CTAs' contiguous tile
-     * ranges read 8.7x the DRAM bytes; bench3 +23 to +44 % with the same bytes), bench/RESULTS.md */
+    /* act16sk (stream-K) is opt-in (an explicit variant; the tuner times the ranking, so not it
+     * either): with the hybrid schedule it beats act16 of the same tile on bench1/bench2/
+     * skewed8-up at 128x96 (H100) but loses on the sets under two waves (bench3/bench4 +25 %) and
+     * at 128x128x128, whose unrolled ring spills and falls back (bench/RESULTS.md 2026-12-06) */
     if (v->strategy == NVFP4JIT_STRATEGY_ACT16SK) return;
     /* the set exceeds a limit of the variant (act16's prep grid), or the variant would hold
      * more device workspace than the heuristic picks (act16's fp16 tokens): not a candidate */

@@ -202,7 +202,9 @@ static void gpu_persistent_many_tiles(void) {
 
 /* act16sk (stream-K): sets of few tiles and long K, so that on the full grid every CTA runs one
  * or two stages and a tile is split up to 32 ways (its first piece adds 31 partials), and on
- * grids of 5 and 7 CTAs (the test hook) each CTA runs pieces of many tiles of several groups;
+ * grids of 5 and 7 CTAs (the test hook) each CTA runs pieces of many tiles of several groups
+ * (where the set has two waves of tiles or more, 13-36 tiles on 5 CTAs, whole data-parallel
+ * tiles first, then its stream-K share);
  * K of 21 64-k blocks leaves a part-filled last stage at BLOCK_K 128 and 256, an M = 0 group
  * gets no tiles. Each run twice (the second from the same blob: the flags the first run set
  * must have been cleared by the prep kernel, or the first pieces would not wait). */

@@ -370,11 +370,14 @@ static void t_choice_processes(void) {
 
 /* One home for the arch facts: the family table answers cc -> arch, and the public
  * nvfp4jit_arch_for_cc agrees with it. */
-/* act16sk's stream-K schedule (src/fam_sm90.c sm90_sk_schedule) on random sets and grids:
- * every stage of every tile in exactly one unit; CTAs' stage counts within one of each other;
- * a piece that does not start at stage 0 is its CTA's first unit and a writer; a tile's first
- * piece, when the tile is split, is its CTA's last unit and counts (nfix) the later pieces,
- * which are the first units of the next nfix CTAs, in stage order. */
+/* act16sk's schedule (src/fam_sm90.c sm90_sk_schedule) on random sets and grids: with W =
+ * tiles / CTAs >= 2 whole waves, CTA c first runs the data-parallel tiles c, c + C, ... below
+ * D = (W - 1) C, each whole; then (and with W < 2, for every tile) the stream-K region: every
+ * stage of every tile in exactly one unit; CTAs' region stage counts within one of each other;
+ * units in tile order; a piece that does not start at stage 0 is its CTA's first region unit
+ * and a writer; a tile's first piece, when the tile is split, is its CTA's last unit and counts
+ * (nfix) the later pieces, which are the first region units of the next nfix CTAs, in stage
+ * order. */
 static void t_sk_schedule(void) {
     static const int vs[][4] = {{128, 128, 128, 4}, {192, 128, 64, 6}, {128, 64, 256, 2},
                                 {64, 192, 64, 4}};
@@ -418,14 +421,25 @@ static void t_sk_schedule(void) {
                 size_t nu = 0;
                 unsigned grid = 99;
                 sm90_sk_schedule(&v, g, n, ctas[ci], (unsigned char *)u, first, &nu, &grid);
-                int64_t want_grid = (int64_t)ctas[ci] < T ? (int64_t)ctas[ci] : T;
+                const int64_t C = ctas[ci], W = ntiles / C, D = W >= 2 ? (W - 1) * C : 0;
+                int64_t want_grid = D ? C : C < T ? C : T;
                 int bad = (int64_t)grid != want_grid || first[0] != 0 || (size_t)first[grid] != nu;
                 int64_t smin = T + 1, smax = -1;
-                int64_t tile = 0; /* units arrive in tile order */
+                int64_t tile = D; /* region units arrive in tile order */
                 for (unsigned c = 0; c < grid && !bad; c++) {
                     int64_t stages = 0;
-                    if (first[c + 1] <= first[c]) bad = 1;
-                    for (int32_t j = first[c]; j < first[c + 1] && !bad; j++) {
+                    const int32_t ndp = c < D ? (int32_t)((D - 1 - c) / C + 1) : 0;
+                    if (first[c + 1] <= first[c] + ndp) bad = 1;
+                    for (int32_t j = first[c]; j < first[c] + ndp && !bad; j++) {
+                        const int64_t t = c + (j - first[c]) * C;
+                        const int32_t *x = u + 8 * j;
+                        if (tg[t] != x[0] || ta[t] != x[1] || tb[t] != x[2] || x[3] != 0 ||
+                            x[4] != tns[t] || x[5] != 0 || x[6] != 0)
+                            bad |= 1024;
+                        for (int32_t s = 0; s < tns[t] && !bad; s++) bad |= seen[t0[t] + s]++ ? 4 : 0;
+                    }
+                    const int32_t r0 = first[c] + ndp; /* the CTA's first region unit */
+                    for (int32_t j = r0; j < first[c + 1] && !bad; j++) {
                         const int32_t *x = u + 8 * j;
                         while (tile < ntiles && !(tg[tile] == x[0] && ta[tile] == x[1] && tb[tile] == x[2]))
                             tile++;
@@ -435,17 +449,19 @@ static void t_sk_schedule(void) {
                         }
                         for (int32_t s = x[3]; s < x[4]; s++) bad |= seen[t0[tile] + s]++ ? 4 : 0;
                         stages += x[4] - x[3];
-                        if (x[6] != (x[3] > 0) || (x[3] > 0 && j != first[c])) bad |= 8;
+                        if (x[6] != (x[3] > 0) || (x[3] > 0 && j != r0)) bad |= 8;
                         int split_head = x[3] == 0 && x[4] < tns[tile];
                         if (!split_head && x[5] != 0) bad |= 16;
-                        if (split_head) { /* its CTA's last unit; the next x[5] CTAs' first units */
+                        if (split_head) { /* its CTA's last unit; the next x[5] CTAs' first region units */
                             if (j != first[c + 1] - 1 || x[5] < 1 || c + (unsigned)x[5] >= grid) {
                                 bad |= 32;
                                 break;
                             }
                             int32_t at = x[4];
                             for (int f = 1; f <= x[5]; f++) {
-                                const int32_t *y = u + 8 * first[c + f];
+                                const int64_t cf = c + f;
+                                const int32_t nf = cf < D ? (int32_t)((D - 1 - cf) / C + 1) : 0;
+                                const int32_t *y = u + 8 * (first[cf] + nf);
                                 if (y[0] != x[0] || y[1] != x[1] || y[2] != x[2] || y[3] != at) bad |= 64;
                                 at = y[4];
                             }
