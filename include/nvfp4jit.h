@@ -216,8 +216,10 @@ enum {
      *  so a result does not depend on timing; it may differ in the last bit from act16's, which
      *  sums in k order, and between devices of different SM counts). The plan's workspace
      *  grows by one BLOCK_M x BLOCK_N fp32 slot and a flag per CTA slot (160 SMs x the CTAs
-     *  per SM). Grouped calls only (not the MoE path). Opt-in: neither the heuristic nor the
-     *  tuner chooses it (measured slower than act16 on most sets on an H100: bench/RESULTS.md). */
+     *  per SM). Grouped calls only (not the MoE path). The heuristic never chooses it (faster
+     *  than act16 of the same tile on some sets, slower on others, with no model yet of which:
+     *  bench/RESULTS.md); nvfp4jit_tune times it beside act16 (see its candidates option), or
+     *  name it explicitly. */
     NVFP4JIT_STRATEGY_ACT16SK = 3
 };
 
@@ -409,7 +411,10 @@ typedef struct nvfp4jit_tune_result {
 /** Options of nvfp4jit_tune(); zero-initialise, then set what you need (0 = default). */
 typedef struct nvfp4jit_tune_options {
     /** How many of the heuristic's best-ranked variants (by estimated time) are compiled and
-     *  timed. 0: 12. */
+     *  timed. 0: 12. On sm_90a up to 4 more follow them: the act16sk (stream-K) twin (same
+     *  tile, stages and swap) of each of the first act16 / act16p candidates of distinct tiles,
+     *  where the set fills at least one wave of the twin's CTA slots (the heuristic never
+     *  ranks act16sk; timed last, a twin wins only when more than 3 % faster). */
     int candidates;
     /** Wall-clock budget in seconds for compiling and timing; candidates not started when it
      *  runs out are skipped (the heuristic's first choice is always timed). 0: no limit. */

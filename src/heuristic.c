@@ -202,21 +202,27 @@ static void estimate(const rank_acc *a, const nvfp4jit_variant *v, heur_cand *c)
         c->est_us += prep_bytes / r->dram_bytes_per_us + 2.0;
 }
 
-static void rank_emit(const nvfp4jit_variant *v, void *u) {
-    rank_acc *a = u;
+/* v is a candidate for the set: valid, within the variant's limits, and holding no more
+ * device workspace than the heuristic picks (act16's fp16 tokens) */
+static int cand_ok(const rank_acc *a, const nvfp4jit_variant *v) {
     char why[256];
-    if (a->oom || !a->f->check(v, why, sizeof why)) return;
-    /* act16sk (stream-K) is opt-in (an explicit variant; the tuner times the ranking, so not it
-     * either): with the hybrid schedule it beats act16 of the same tile on bench1/bench2/
-     * skewed8-up at 128x96 (H100) but loses on the sets under two waves (bench3/bench4 +25 %) and
-     * at 128x128x128, whose unrolled ring spills and falls back (bench/RESULTS.md 2026-12-06) */
-    if (v->strategy == NVFP4JIT_STRATEGY_ACT16SK) return;
-    /* the set exceeds a limit of the variant (act16's prep grid), or the variant would hold
-     * more device workspace than the heuristic picks (act16's fp16 tokens): not a candidate */
-    if (a->f->fits && !a->f->fits(v, a->g, a->n, NULL, 0)) return;
+    if (!a->f->check(v, why, sizeof why)) return 0;
+    if (a->f->fits && !a->f->fits(v, a->g, a->n, NULL, 0)) return 0;
     if (a->f->heur_max_workspace > 0 && a->f->workspace_size &&
         (double)a->f->workspace_size(v, a->g, a->n) > a->f->heur_max_workspace)
-        return;
+        return 0;
+    return 1;
+}
+
+static void rank_emit(const nvfp4jit_variant *v, void *u) {
+    rank_acc *a = u;
+    if (a->oom) return;
+    /* act16sk (stream-K) is never ranked (an explicit variant, or the tuner's twins of ranked
+     * act16 candidates: tuner.c tuner_add_sk): with the hybrid schedule it beats act16 of the
+     * same tile on bench1/bench2/skewed8-up at 128x96 (H100) but loses on the sets under two
+     * waves (bench3/bench4 +25 %), and nothing here models which (bench/RESULTS.md 2026-12-06) */
+    if (v->strategy == NVFP4JIT_STRATEGY_ACT16SK) return;
+    if (!cand_ok(a, v)) return;
     if (a->count == a->cap) {
         size_t cap = a->cap ? a->cap * 2 : 256;
         heur_cand *p = realloc(a->all, cap * sizeof *p);
@@ -319,6 +325,24 @@ nvfp4jit_status heur_rank(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_
     if (count) *count = a.count;
     free(a.all);
     NJ_RETURN_IF(ctx, a.count == 0, NVFP4JIT_ERR_INTERNAL, "no valid variant for this arch");
+    return NVFP4JIT_OK;
+}
+
+nvfp4jit_status heur_estimate(nvfp4jit_ctx *ctx, const nvfp4jit_group *g, size_t n, int sms,
+                              const nvfp4jit_variant *v, heur_cand *out) {
+    const family *f = fam_get(v->arch);
+    NJ_RETURN_IF(ctx, !f, NVFP4JIT_ERR_UNSUPPORTED_ARCH, "arch %d is not supported",
+                 (int)v->arch);
+    NJ_FORWARD_IF_ERROR(nj_check_groups(ctx, g, n, 0));
+    rank_acc a;
+    memset(&a, 0, sizeof a);
+    a.f = f;
+    a.r = f->rates;
+    a.sms = sms > 0 ? sms : fam_model_sms(f);
+    a.g = g;
+    a.n = n;
+    if (!cand_ok(&a, v)) return NVFP4JIT_ERR_INVALID_VARIANT; /* (no message: a probe) */
+    estimate(&a, v, out);
     return NVFP4JIT_OK;
 }
 

@@ -29,6 +29,12 @@ typedef struct heur_cand {
 nvfp4jit_status heur_rank(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_group *g,
                           size_t n, int sms, heur_cand *out, size_t cap, size_t *count);
 
+/* The cost model's estimate of one variant v for the set (as heur_rank would rank it), into
+ * *out; NVFP4JIT_ERR_INVALID_VARIANT (without a message) when v is not a candidate: invalid,
+ * past one of its limits for the set, or over the heuristic's workspace bound. For variants
+ * heur_rank leaves out (act16sk) it is the act16 model of the same tile (no stream-K term). */
+nvfp4jit_status heur_estimate(nvfp4jit_ctx *ctx, const nvfp4jit_group *g, size_t n, int sms,
+                              const nvfp4jit_variant *v, heur_cand *out);
 /* The first of heur_rank. */
 nvfp4jit_status heur_choose(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, const nvfp4jit_group *g,
                             size_t n, int sms, nvfp4jit_variant *v, nvfp4jit_choice *choice);

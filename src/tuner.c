@@ -288,6 +288,42 @@ static nvfp4jit_status tuner_init(tuner *t, nvfp4jit_ctx *ctx, nvfp4jit_arch arc
     return NVFP4JIT_OK;
 }
 
+/* sm_90a: after the heuristic's candidates, the act16sk (stream-K) twin of each of the first
+ * TUNE_SK_TWINS act16 / act16p candidates of distinct tiles, where the twin is a candidate for
+ * the set (heur_estimate) and the set fills at least one wave of its CTA slots. The heuristic
+ * leaves act16sk out (it has no model of when stream-K wins: bench/RESULTS.md 2026-12-06, where
+ * it beat act16 of the same tile by 2-12 % on sets of 1.8-6 waves and lost 25 % on sets under
+ * one wave); timed here, it wins only where it measures more than 3 % faster than every ranked
+ * candidate (the tie rule prefers the heuristic's order, and the twins come last). */
+#define TUNE_SK_TWINS 4
+static nvfp4jit_status tuner_add_sk(tuner *t) {
+    if (t->arch != NVFP4JIT_ARCH_SM90A || t->k == 0) return NVFP4JIT_OK;
+    tune_cand *c = realloc(t->c, (t->k + TUNE_SK_TWINS) * sizeof *c);
+    if (!c) return nj_fail(t->ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (tune)");
+    t->c = c;
+    const size_t k0 = t->k;
+    const int sms = fam_model_sms(t->fam);
+    int added = 0;
+    for (size_t i = 0; i < k0 && added < TUNE_SK_TWINS; i++) {
+        nvfp4jit_variant v = c[i].h.v;
+        if (v.strategy != NVFP4JIT_STRATEGY_ACT16 && v.strategy != NVFP4JIT_STRATEGY_ACT16P)
+            continue;
+        v.strategy = NVFP4JIT_STRATEGY_ACT16SK;
+        int dup = 0;
+        for (size_t j = k0; j < t->k; j++) dup |= !memcmp(&c[j].h.v, &v, sizeof v);
+        if (dup) continue; /* (act16 and act16p of one tile: one twin) */
+        heur_cand h;
+        if (heur_estimate(t->ctx, t->g, t->n, 0, &v, &h) != NVFP4JIT_OK) continue;
+        if (h.tiles < (long long)sms * (h.ctas_per_sm > 0 ? h.ctas_per_sm : 1)) continue;
+        memset(&c[t->k], 0, sizeof c[t->k]);
+        c[t->k].h = h;
+        c[t->k].med = c[t->k].min = -1;
+        t->k++;
+        added++;
+    }
+    return NVFP4JIT_OK;
+}
+
 /* Rank with the cost model (sms = 0: the device's SM count where it runs the arch, else the
  * family's default; as plan creation does) and keep the best t->cands as the candidates. */
 static nvfp4jit_status tuner_rank(tuner *t) {
@@ -314,7 +350,7 @@ static nvfp4jit_status tuner_rank(tuner *t) {
     free(hc);
     t->c = c;
     t->k = k;
-    return NVFP4JIT_OK;
+    return tuner_add_sk(t);
 }
 
 /* Compile every candidate: in parallel, one context per thread, into the shared disk cache

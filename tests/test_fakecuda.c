@@ -1260,6 +1260,78 @@ static void t_tune(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
+/* The tuner's act16sk twins (src/tuner.c tuner_add_sk): on a device of 2 SMs, where this set
+ * fills a wave of the ranked candidates' CTA slots, the candidates after the heuristic's
+ * ranked ones are act16sk, each the twin (same tile, stages, swap) of a ranked act16 or act16p
+ * candidate before it, in their order, none twice; each is timed and checked like the others,
+ * and a winner is chosen. On 9 SMs the ranked candidates are act16 / act16p again (128x96:
+ * 8 tiles), but the set fills no wave of their slots: no twins. */
+static void t_tune_sk(void) {
+    SETUP();
+    static const int64_t shapes[1][3] = {{96, 1024, 256}};
+    gset s;
+    REQUIRE(gset_make(&s, shapes, 1) == 0);
+    fill_random(&s, 12);
+    for (int round = 0; round < 2; round++) {
+        const int sms = round ? 9 : 2;
+        fk.set_sms(sms);
+        nvfp4jit_ctx *ctx = new_ctx();
+        REQUIRE(ctx);
+        nvfp4jit_tune_options o = {0};
+        o.candidates = 3;
+        o.iters = 10;
+        o.warmup = 1;
+        o.jobs = 2;
+        o.no_store = 1;
+        nvfp4jit_tune_result res[16];
+        size_t nres = 0;
+        o.results = res;
+        o.results_cap = 16;
+        o.results_count = &nres;
+        nvfp4jit_variant best;
+        double us = 0;
+        exec_gemm = 1;
+        nvfp4jit_status st = nvfp4jit_tune(ctx, NVFP4JIT_ARCH_SM90A, s.g, 1, &o, &best, &us);
+        exec_gemm = 0;
+        CHECKF(st == NVFP4JIT_OK, "%d SMs: %s: %s", sms, nvfp4jit_status_string(st),
+               nvfp4jit_last_error(ctx));
+        size_t twins = 0, from = 0;
+        for (size_t i = 0; i < nres && i < 16; i++) {
+            const nvfp4jit_variant *v = &res[i].variant;
+            char vn[96];
+            nvfp4jit_variant_format(v, vn, sizeof vn);
+            if (i < 3) {
+                CHECKF(v->strategy != NVFP4JIT_STRATEGY_ACT16SK, "ranked candidate %zu is %s", i, vn);
+                continue;
+            }
+            CHECKF(v->strategy == NVFP4JIT_STRATEGY_ACT16SK, "candidate %zu after the ranked: %s", i, vn);
+            size_t j = from; /* its sibling: a later ranked act16/act16p candidate of its tile */
+            for (; j < 3; j++) {
+                const nvfp4jit_variant *r = &res[j].variant;
+                if (r->block_m == v->block_m && r->block_n == v->block_n &&
+                    r->block_k == v->block_k && r->stages == v->stages && r->swap_ab == v->swap_ab &&
+                    (r->strategy == NVFP4JIT_STRATEGY_ACT16 || r->strategy == NVFP4JIT_STRATEGY_ACT16P))
+                    break;
+            }
+            CHECKF(j < 3, "%s twins no ranked candidate after #%zu", vn, from);
+            from = j + 1;
+            for (size_t k = 3; k < i; k++)
+                CHECKF(memcmp(&res[k].variant, v, sizeof *v) != 0, "%s twice", vn);
+            CHECKF(res[i].median_us > 0, "%s was not timed", vn);
+            twins++;
+        }
+        if (round == 0)
+            CHECKF(twins >= 1 && nres == 3 + twins, "2 SMs: %zu candidates, %zu twins", nres, twins);
+        else
+            CHECKF(twins == 0 && nres == 3 && res[0].variant.strategy == NVFP4JIT_STRATEGY_ACT16,
+                   "9 SMs: %zu candidates, %zu twins, the first of strategy %d", nres, twins,
+                   (int)res[0].variant.strategy);
+        nvfp4jit_ctx_destroy(ctx);
+    }
+    fk.set_sms(132);
+    gset_free(&s);
+}
+
 /* ---- the environment: FAKECUDA_FAIL at cuInit, FAKECUDA_DEVICES, FAKECUDA_CC, through the
  * command (a process of its own, so the driver is loaded afresh) ---- */
 static void t_env(void) {
@@ -1417,6 +1489,7 @@ const test_case tests_fakecuda[] = {
     {"moe_sm100_emu", t_moe_sm100_emu},
     {"tune_lookup", t_tune_lookup},
     {"tune", t_tune},
+    {"tune_sk", t_tune_sk},
     {"reference_run", t_reference_run},
     {"modules_unloaded", t_modules_unloaded},
     {"faults_plan", t_faults_plan},

@@ -252,14 +252,16 @@ int cmd_tune(int argc, char **argv) {
         " [--time-limit S] [--iters N] [--jobs N] [--seed N] [--no-store] [--verbose]",
         "Needs a GPU. For each problem set: fill random operands the way `demo` does (all 16\n"
         "e2m1 codes, e4m3 scales capped per K), take the heuristic's K best-ranked variants\n"
-        "(--candidates, default 12), compile them in parallel into the cache, time each with\n"
-        "CUDA events (3 warm-up launches, then the median of --iters, default 20, at least\n"
-        "10), choose the fastest (candidates within 3 % of it are tied; the tie goes to the\n"
-        "one the heuristic ranked higher), check it against the CPU reference on a sample of\n"
-        "every group, and store it in the tuning database <cache_dir>/tune-v1.txt (unless\n"
-        "--no-store). Later plans for a set with the same signature (arch, per group: M\n"
-        "rounded up to 0, 8 or a power of two, N, K) on the same GPU, driver and library use\n"
-        "it (choice 'tuned'). --time-limit bounds the compile + timing time of each set.\n"
+        "(--candidates, default 12; on sm_90a up to 4 more: the act16sk stream-K twins of the\n"
+        "best act16 ones where the set fills a wave), compile them in parallel into the\n"
+        "cache, time each with CUDA events (3 warm-up launches, then the median of --iters,\n"
+        "default 20, at least 10), choose the fastest (candidates within 3 % of it are tied;\n"
+        "the tie goes to the one the heuristic ranked higher), check it against the CPU\n"
+        "reference on a sample of every group, and store it in the tuning database\n"
+        "<cache_dir>/tune-v1.txt (unless --no-store). Later plans for a set with the same\n"
+        "signature (arch, per group: M rounded up to 0, 8 or a power of two, N, K) on the same\n"
+        "GPU, driver and library use it (choice 'tuned'). --time-limit bounds the compile +\n"
+        "timing time of each set.\n"
         "Default sets: bench* of problems/gpumode.txt. Default arch: the GPU's."};
     tool_prob_opts po = {0};
     const char *arch_s = NULL, *tl_s = NULL;
