@@ -962,6 +962,33 @@ ${TILE_LOOP}
       }
       asm volatile("bar.sync 1, ${WG * 128};" ::: "memory");
       const float4 *src = part + (long long)(blockIdx.x + 1) * ${BLOCK_M * BLOCK_N // 4} + ct;
+% local SLOT = BLOCK_M * BLOCK_N * 4
+% if RING_UNROLL == 1 and 2 * SLOT <= SF_OFF then
+      // (the unrolled ring only: with the ring in a register this form spilled 192x64x128, the
+      // loads below did not)
+      // the pieces through shared memory, each thread its own float4s (no thread reads another's):
+      // the ring's data is idle here (a split tile's first piece is its CTA's last unit, and
+      // every consumer's wgmmas completed before the bar.sync above); cp.async holds no
+      // registers while in flight, so the fix-up adds none beside the accumulators (4 float4
+      // loads in registers made 128x128x128's unrolled ring spill). Pieces alternate between
+      // two buffers, so a piece's copies never overwrite what the previous one's loads read.
+      const u32 fx = smem_u32(smem) + ct * 16;
+      for (int f = 0; f < tile.nfix; f++) {
+        const u32 buf = fx + (f & 1) * ${SLOT};
+#pragma unroll
+        for (int i = 0; i < ${ACC // 4}; i++)
+          asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+                       :: "r"(buf + i * ${WG * 128 * 16}), "l"(src + (long long)f * ${BLOCK_M * BLOCK_N // 4} + i * ${WG * 128}) : "memory");
+        asm volatile("cp.async.wait_all;" ::: "memory");
+#pragma unroll
+        for (int i = 0; i < ${ACC // 4}; i++) {
+          float4 q;
+          asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(q.x), "=f"(q.y), "=f"(q.z), "=f"(q.w)
+                       : "r"(buf + i * ${WG * 128 * 16}) : "memory");
+          acc[4 * i] += q.x; acc[4 * i + 1] += q.y; acc[4 * i + 2] += q.z; acc[4 * i + 3] += q.w;
+        }
+      }
+% else
       // per float4 of the fragment, the pieces in order (acc + p1 + p2 ...: a fixed order);
       // 4 float4 loads in flight per piece (16 registers beside the accumulators: a loop over
       // the pieces around all of them spilled; one load at a time cost an L2 round trip per
@@ -982,6 +1009,7 @@ ${TILE_LOOP}
             }
         }
       }
+% end
     }
   }
 % end
