@@ -512,7 +512,9 @@ static size_t sm90_workspace_size(const nvfp4jit_variant *v, const nvfp4jit_grou
  * wave), W = floor(N / C). With W >= 2 the first D = (W - 1) C tiles are data-parallel: CTA c
  * runs tiles c, c + C, ..., c + (W - 2) C whole (at each moment the grid works on C
  * consecutive tiles, act16's L2 locality), and stream-K covers the last C + r tiles (r = N mod
- * C: 1 to 2 tiles per CTA, few pieces per tile); with W < 2 (D = 0) stream-K covers all. The
+ * C: 1 to 2 tiles per CTA, few pieces per tile); with W < 2 (D = 0) stream-K covers all; and
+ * where splitting would save less than SK_MIN_STAGES stages, no tile is split (D = N, a grid of
+ * min(C, N)). The
  * stream-K region: its tiles laid end to end as their stages (k-steps of BLOCK_K), T in all,
  * cut into G = min(C, T) equal ranges (CTA c: stages floor(cT/G) .. floor((c+1)T/G) - 1 of the
  * region), each range a list of units (one per tile it touches), after the CTA's data-parallel
@@ -523,6 +525,7 @@ static size_t sm90_workspace_size(const nvfp4jit_variant *v, const nvfp4jit_grou
  * CTAs, which wait for nothing (their data-parallel tiles before them do not wait either).
  * (Pure stream-K over every tile, the first version, spread the grid's CTAs over all of a long
  * set's tiles at once: prefill8-up read 8.7x act16's DRAM bytes, bench/RESULTS.md.) */
+#define SK_MIN_STAGES 8 /* what a split must save, in stages (sm90_sk_schedule) */
 typedef struct sk_cursor { /* a walk over the tiles in act16's order */
     const nvfp4jit_variant *v;
     const nvfp4jit_group *g;
@@ -566,12 +569,20 @@ void sm90_sk_schedule(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t
         Tall += tiles * ((g[i].k + v->block_k - 1) / v->block_k);
     }
     const int64_t C = ctas > 0 ? ctas : 1, W = N / C;
-    const int64_t D = W >= 2 ? (W - 1) * C : 0; /* data-parallel tiles */
+    /* split tiles only where it pays: the data-parallel grid's part-empty last wave costs
+     * ceil(N / C) - N / C tiles of time, each of about Tall / N stages; a split costs a second
+     * ring fill and the fix-up, about SK_MIN_STAGES stages (H100: bench3, 0.09 tiles x 32 stages,
+     * lost 25 %; bench1 at 128x128, 0.33 x 56, and at 128x96, 0.64 x 56, won 3 % and 13 %;
+     * prefill8-up, 0.24 x 56, tied; bench2, 0.06 x 16, lost 2 %: bench/RESULTS.md). Otherwise
+     * every tile is data-parallel and act16sk runs act16p's schedule. */
+    const int64_t up = (N + C - 1) / C;
+    const int split = N > 0 && (up * C - N) * Tall >= (int64_t)SK_MIN_STAGES * C * N;
+    const int64_t D = !split ? N : W >= 2 ? (W - 1) * C : 0; /* data-parallel tiles */
     /* the stream-K region: its first stage (SD) and stage count (T) */
     int64_t SD = 0;
     sk_cursor k;
     sk_start(&k, v, g, n);
-    if (D > 0) {
+    if (split && D > 0) {
         sk_seek(&k, D - 1);
         SD = 0;
         for (size_t i = 0; i < k.gi; i++)
@@ -581,9 +592,10 @@ void sm90_sk_schedule(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t
                       ((g[i].k + v->block_k - 1) / v->block_k);
         SD += (D - k.t0) * k.ns;
     }
-    const int64_t T = Tall - SD;
+    const int64_t T = !split ? 0 : Tall - SD;
     int64_t G = C < T ? C : T;
-    if (D > 0) G = C; /* (T >= C + r tiles: more stages than CTAs) */
+    if (!split) G = C < N ? C : N;
+    else if (D > 0) G = C; /* (T >= C + r tiles: more stages than CTAs) */
     size_t nu = 0, last_head = 0;
     /* the stream-K cursor: tile ti (in group k.gi: weight tile a, token tile b), its first
      * stage I (region coordinates) */

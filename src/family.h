@@ -132,8 +132,9 @@ int sm90_ring_listed(const nvfp4jit_variant *v, int act16p_only);
 /* act16sk's static schedule, data-parallel waves then stream-K (fam_sm90.c, where it is
  * described): into units, 8 int32 per unit {group, weight tile, token tile, s0, s1, nfix,
  * writer, 0} (room for every tile plus one per CTA), first[grid + 1] (CTA c runs units
- * first[c] .. first[c+1]-1); *grid = ctas when the set has two waves of tiles or more, else
- * min(ctas, the set's stages). tests/test_variant.c checks its invariants. */
+ * first[c] .. first[c+1]-1); *grid = min(ctas, tiles) where no tile is split (a split would
+ * save too little), else ctas when the set has two waves of tiles or more, else min(ctas, the
+ * set's stages). tests/test_variant.c checks its invariants. */
 void sm90_sk_schedule(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n,
                       unsigned ctas, unsigned char *units, int32_t *first, size_t *num_units,
                       unsigned *grid);

@@ -204,7 +204,8 @@ static void gpu_persistent_many_tiles(void) {
  * or two stages and a tile is split up to 32 ways (its first piece adds 31 partials), and on
  * grids of 5 and 7 CTAs (the test hook) each CTA runs pieces of many tiles of several groups
  * (where the set has two waves of tiles or more, 13-36 tiles on 5 CTAs, whole data-parallel
- * tiles first, then its stream-K share);
+ * tiles first, then its stream-K share); on 13 CTAs the 11-13 tiles of the wide tiles fill one
+ * wave, too little to split: every tile whole (act16p's schedule);
  * K of 21 64-k blocks leaves a part-filled last stage at BLOCK_K 128 and 256, an M = 0 group
  * gets no tiles. Each run twice (the second from the same blob: the flags the first run set
  * must have been cleared by the prep kernel, or the first pieces would not wait). */
@@ -216,7 +217,7 @@ static void gpu_stream_k(void) {
                                         {9, 640, 896},   {3, 128, 4096}};
     static const int vs[][4] = {{128, 128, 128, 4}, {128, 192, 64, 6}, {128, 96, 128, 4},
                                 {64, 64, 64, 4},    {128, 64, 256, 2}, {192, 64, 128, 4}};
-    static const int grids[] = {0, 5, 7};
+    static const int grids[] = {0, 5, 7, 13};
     for (size_t gi = 0; gi < sizeof grids / sizeof grids[0]; gi++) {
         sm90_test_persist_ctas = grids[gi];
         for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
@@ -224,7 +225,7 @@ static void gpu_stream_k(void) {
                                   NVFP4JIT_STRATEGY_ACT16SK};
             char vn[96], label[128];
             nvfp4jit_variant_format(&v, vn, sizeof vn);
-            snprintf(label, sizeof label, "%s grid %s", vn, grids[gi] ? (gi == 1 ? "5" : "7") : "full");
+            snprintf(label, sizeof label, "%s grid %d (0: full)", vn, grids[gi]);
             CHECKF(run_shapes(ctx, api, shapes, sizeof shapes / sizeof shapes[0], &v, label) == 0,
                    "%s", label);
         }

@@ -370,7 +370,9 @@ static void t_choice_processes(void) {
 
 /* One home for the arch facts: the family table answers cc -> arch, and the public
  * nvfp4jit_arch_for_cc agrees with it. */
-/* act16sk's schedule (src/fam_sm90.c sm90_sk_schedule) on random sets and grids: with W =
+/* act16sk's schedule (src/fam_sm90.c sm90_sk_schedule) on random sets and grids: where a
+ * split would save under 8 stages (the part-empty last wave's tiles x the mean stages per
+ * tile), every tile whole, CTA c running tiles c, c + C, ... on a grid of min(C, tiles); else, with W =
  * tiles / CTAs >= 2 whole waves, CTA c first runs the data-parallel tiles c, c + C, ... below
  * D = (W - 1) C, each whole; then (and with W < 2, for every tile) the stream-K region: every
  * stage of every tile in exactly one unit; CTAs' region stage counts within one of each other;
@@ -385,6 +387,7 @@ static void t_sk_schedule(void) {
     unsigned seed = (unsigned)time(NULL);
     printf("  sk_schedule seed %u\n", seed);
     srand(seed);
+    int splits = 0, wholes = 0; /* schedules with split tiles, and without */
     for (int round = 0; round < 40; round++) {
         nvfp4jit_group g[6];
         size_t n = 1 + (size_t)(rand() % 6);
@@ -421,15 +424,21 @@ static void t_sk_schedule(void) {
                 size_t nu = 0;
                 unsigned grid = 99;
                 sm90_sk_schedule(&v, g, n, ctas[ci], (unsigned char *)u, first, &nu, &grid);
-                const int64_t C = ctas[ci], W = ntiles / C, D = W >= 2 ? (W - 1) * C : 0;
-                int64_t want_grid = D ? C : C < T ? C : T;
+                /* no split where it would save under 8 stages (SK_MIN_STAGES): all whole */
+                const int64_t C = ctas[ci], W = ntiles / C, up = (ntiles + C - 1) / C;
+                const int split = ntiles > 0 && (up * C - ntiles) * T >= 8 * C * ntiles;
+                const int64_t D = !split ? ntiles : W >= 2 ? (W - 1) * C : 0;
+                int64_t want_grid = !split ? (C < ntiles ? C : ntiles) : D ? C : C < T ? C : T;
+                splits += split;
+                wholes += !split && ntiles > 0;
                 int bad = (int64_t)grid != want_grid || first[0] != 0 || (size_t)first[grid] != nu;
                 int64_t smin = T + 1, smax = -1;
                 int64_t tile = D; /* region units arrive in tile order */
                 for (unsigned c = 0; c < grid && !bad; c++) {
                     int64_t stages = 0;
                     const int32_t ndp = c < D ? (int32_t)((D - 1 - c) / C + 1) : 0;
-                    if (first[c + 1] <= first[c] + ndp) bad = 1;
+                    if (split ? first[c + 1] <= first[c] + ndp : first[c + 1] != first[c] + ndp)
+                        bad = 1;
                     for (int32_t j = first[c]; j < first[c] + ndp && !bad; j++) {
                         const int64_t t = c + (j - first[c]) * C;
                         const int32_t *x = u + 8 * j;
@@ -484,6 +493,8 @@ static void t_sk_schedule(void) {
             }
         }
     }
+    CHECKF(splits > 0 && wholes > 0, "%d schedules split tiles, %d did not: both kinds expected",
+           splits, wholes);
 }
 
 static void t_family_table(void) {
