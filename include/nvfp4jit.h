@@ -211,7 +211,8 @@ enum {
     /** "act16sk" (formatted ":act16sk"): act16p with a static stream-K schedule: with two
      *  whole waves of tiles or more, each CTA first runs whole tiles in act16p's order, then
      *  the k-steps of the last one to two waves' tiles are split evenly over the persistent
-     *  CTAs (with fewer, all of them are; no part-empty last wave); a tile cut
+     *  CTAs (with fewer, all of them are; no part-empty last wave); where that would save
+     *  less than about 8 k-steps, no tile is split and it runs act16p's schedule; a tile cut
      *  between CTAs is summed in fp32 through the workspace in a fixed order (the CTAs' order,
      *  so a result does not depend on timing; it may differ in the last bit from act16's, which
      *  sums in k order, and between devices of different SM counts). The plan's workspace
