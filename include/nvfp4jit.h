@@ -414,8 +414,9 @@ typedef struct nvfp4jit_tune_options {
     /** How many of the heuristic's best-ranked variants (by estimated time) are compiled and
      *  timed. 0: 12. On sm_90a up to 4 more follow them: the act16sk (stream-K) twin (same
      *  tile, stages and swap) of each of the first act16 / act16p candidates of distinct tiles,
-     *  where the set fills at least one wave of the twin's CTA slots (the heuristic never
-     *  ranks act16sk; timed last, a twin wins only when more than 3 % faster). */
+     *  where the twin would split tiles on this device (elsewhere it runs act16p's schedule;
+     *  the heuristic never ranks act16sk; timed last, a twin wins only when more than 3 %
+     *  faster). */
     int candidates;
     /** Wall-clock budget in seconds for compiling and timing; candidates not started when it
      *  runs out are skipped (the heuristic's first choice is always timed). 0: no limit. */

@@ -558,9 +558,14 @@ static void sk_seek(sk_cursor *k, int64_t t) {
     }
 }
 
-void sm90_sk_schedule(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n,
-                      unsigned ctas, unsigned char *units, int32_t *first, size_t *num_units,
-                      unsigned *grid) {
+/* the set's tiles (*N) and stages (*Tall) at v's tile, and whether the schedule splits tiles:
+ * the data-parallel grid's part-empty last wave costs ceil(N / C) - N / C tiles of time, each of
+ * about Tall / N stages; a split costs a second ring fill and the fix-up, about SK_MIN_STAGES
+ * stages (H100: bench3, 0.09 tiles x 32 stages, lost 25 %; bench1 at 128x128, 0.33 x 56, and at
+ * 128x96, 0.64 x 56, won 3 % and 13 %; prefill8-up, 0.24 x 56, tied; bench2, 0.06 x 16, lost 2 %:
+ * bench/RESULTS.md). Otherwise every tile is data-parallel and act16sk runs act16p's schedule. */
+static int sk_split(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n, int64_t C,
+                    int64_t *N_out, int64_t *T_out) {
     int64_t N = 0, Tall = 0;
     for (size_t i = 0; i < n; i++) {
         if (g[i].m == 0) continue;
@@ -568,15 +573,24 @@ void sm90_sk_schedule(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t
         N += tiles;
         Tall += tiles * ((g[i].k + v->block_k - 1) / v->block_k);
     }
-    const int64_t C = ctas > 0 ? ctas : 1, W = N / C;
-    /* split tiles only where it pays: the data-parallel grid's part-empty last wave costs
-     * ceil(N / C) - N / C tiles of time, each of about Tall / N stages; a split costs a second
-     * ring fill and the fix-up, about SK_MIN_STAGES stages (H100: bench3, 0.09 tiles x 32 stages,
-     * lost 25 %; bench1 at 128x128, 0.33 x 56, and at 128x96, 0.64 x 56, won 3 % and 13 %;
-     * prefill8-up, 0.24 x 56, tied; bench2, 0.06 x 16, lost 2 %: bench/RESULTS.md). Otherwise
-     * every tile is data-parallel and act16sk runs act16p's schedule. */
+    *N_out = N;
+    *T_out = Tall;
     const int64_t up = (N + C - 1) / C;
-    const int split = N > 0 && (up * C - N) * Tall >= (int64_t)SK_MIN_STAGES * C * N;
+    return N > 0 && (up * C - N) * Tall >= (int64_t)SK_MIN_STAGES * C * N;
+}
+
+int sm90_sk_splits(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n, unsigned ctas) {
+    int64_t N, Tall;
+    return sk_split(v, g, n, ctas > 0 ? ctas : 1, &N, &Tall);
+}
+
+void sm90_sk_schedule(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n,
+                      unsigned ctas, unsigned char *units, int32_t *first, size_t *num_units,
+                      unsigned *grid) {
+    int64_t N, Tall;
+    const int64_t C = ctas > 0 ? ctas : 1;
+    const int split = sk_split(v, g, n, C, &N, &Tall);
+    const int64_t W = N / C;
     const int64_t D = !split ? N : W >= 2 ? (W - 1) * C : 0; /* data-parallel tiles */
     /* the stream-K region: its first stage (SD) and stage count (T) */
     int64_t SD = 0;

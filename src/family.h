@@ -138,6 +138,8 @@ int sm90_ring_listed(const nvfp4jit_variant *v, int act16p_only);
 void sm90_sk_schedule(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n,
                       unsigned ctas, unsigned char *units, int32_t *first, size_t *num_units,
                       unsigned *grid);
+/* 1 if sm90_sk_schedule splits tiles of the set on ctas CTAs (0: it runs act16p's schedule) */
+int sm90_sk_splits(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n, unsigned ctas);
 
 /* Device-blob and shared-memory layouts reach the template as integer parameters named
  * BLOB_* and SMEM_* (fam_sm90.c, fam_sm100.c list them); the template uses them and

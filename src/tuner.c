@@ -290,10 +290,11 @@ static nvfp4jit_status tuner_init(tuner *t, nvfp4jit_ctx *ctx, nvfp4jit_arch arc
 
 /* sm_90a: after the heuristic's candidates, the act16sk (stream-K) twin of each of the first
  * TUNE_SK_TWINS act16 / act16p candidates of distinct tiles, where the twin is a candidate for
- * the set (heur_estimate) and the set fills at least one wave of its CTA slots. The heuristic
+ * the set (heur_estimate) and its schedule splits tiles on the device's CTA slots (elsewhere it
+ * is act16p's schedule, timed already or not worth it: src/fam_sm90.c). The heuristic
  * leaves act16sk out (it has no model of when stream-K wins: bench/RESULTS.md 2026-12-06, where
- * it beat act16 of the same tile by 2-12 % on sets of 1.8-6 waves and lost 25 % on sets under
- * one wave); timed here, it wins only where it measures more than 3 % faster than every ranked
+ * it beat act16 of the same tile by up to 13 % where it splits, and the model's error between
+ * tiles is larger than that); timed here, it wins only where it measures more than 3 % faster than every ranked
  * candidate (the tie rule prefers the heuristic's order, and the twins come last). */
 #define TUNE_SK_TWINS 4
 static nvfp4jit_status tuner_add_sk(tuner *t) {
@@ -314,7 +315,9 @@ static nvfp4jit_status tuner_add_sk(tuner *t) {
         if (dup) continue; /* (act16 and act16p of one tile: one twin) */
         heur_cand h;
         if (heur_estimate(t->ctx, t->g, t->n, 0, &v, &h) != NVFP4JIT_OK) continue;
-        if (h.tiles < (long long)sms * (h.ctas_per_sm > 0 ? h.ctas_per_sm : 1)) continue;
+        /* only where act16sk splits tiles (elsewhere it runs act16p's schedule) */
+        const int occ = h.ctas_per_sm > 0 ? h.ctas_per_sm : 1;
+        if (!sm90_sk_splits(&v, t->g, t->n, (unsigned)sms * (unsigned)occ)) continue;
         memset(&c[t->k], 0, sizeof c[t->k]);
         c[t->k].h = h;
         c[t->k].med = c[t->k].min = -1;

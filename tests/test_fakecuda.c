@@ -1260,20 +1260,20 @@ static void t_tune(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
-/* The tuner's act16sk twins (src/tuner.c tuner_add_sk): on a device of 2 SMs, where this set
- * fills a wave of the ranked candidates' CTA slots, the candidates after the heuristic's
- * ranked ones are act16sk, each the twin (same tile, stages, swap) of a ranked act16 or act16p
- * candidate before it, in their order, none twice; each is timed and checked like the others,
- * and a winner is chosen. On 9 SMs the ranked candidates are act16 / act16p again (128x96:
- * 8 tiles), but the set fills no wave of their slots: no twins. */
+/* The tuner's act16sk twins (src/tuner.c tuner_add_sk) on 16x640x1024: on a device of 2 SMs the
+ * ranked candidates are 64x16x64 act16 (10 tiles on 8 CTA slots: act16sk splits), so the
+ * candidates after the 3 ranked ones are act16sk, each the twin (same tile, stages, swap) of a
+ * ranked act16 or act16p candidate before it, in their order, none twice; each is timed and
+ * checked like the others, and a winner is chosen. On 3 SMs the ranked candidates are act16
+ * again (128x16x128), but act16sk would not split there (act16p's schedule): no twins. */
 static void t_tune_sk(void) {
     SETUP();
-    static const int64_t shapes[1][3] = {{96, 1024, 256}};
+    static const int64_t shapes[1][3] = {{16, 640, 1024}};
     gset s;
     REQUIRE(gset_make(&s, shapes, 1) == 0);
     fill_random(&s, 12);
     for (int round = 0; round < 2; round++) {
-        const int sms = round ? 9 : 2;
+        const int sms = round ? 3 : 2;
         fk.set_sms(sms);
         nvfp4jit_ctx *ctx = new_ctx();
         REQUIRE(ctx);
@@ -1324,7 +1324,7 @@ static void t_tune_sk(void) {
             CHECKF(twins >= 1 && nres == 3 + twins, "2 SMs: %zu candidates, %zu twins", nres, twins);
         else
             CHECKF(twins == 0 && nres == 3 && res[0].variant.strategy == NVFP4JIT_STRATEGY_ACT16,
-                   "9 SMs: %zu candidates, %zu twins, the first of strategy %d", nres, twins,
+                   "3 SMs: %zu candidates, %zu twins, the first of strategy %d", nres, twins,
                    (int)res[0].variant.strategy);
         nvfp4jit_ctx_destroy(ctx);
     }

@@ -432,6 +432,7 @@ static void t_sk_schedule(void) {
                 splits += split;
                 wholes += !split && ntiles > 0;
                 int bad = (int64_t)grid != want_grid || first[0] != 0 || (size_t)first[grid] != nu;
+                bad |= sm90_sk_splits(&v, g, n, ctas[ci]) != split ? 2048 : 0; /* (the tuner's) */
                 int64_t smin = T + 1, smax = -1;
                 int64_t tile = D; /* region units arrive in tile order */
                 for (unsigned c = 0; c < grid && !bad; c++) {

@@ -253,7 +253,7 @@ int cmd_tune(int argc, char **argv) {
         "Needs a GPU. For each problem set: fill random operands the way `demo` does (all 16\n"
         "e2m1 codes, e4m3 scales capped per K), take the heuristic's K best-ranked variants\n"
         "(--candidates, default 12; on sm_90a up to 4 more: the act16sk stream-K twins of the\n"
-        "best act16 ones where the set fills a wave), compile them in parallel into the\n"
+        "best act16 ones where they would split tiles), compile them in parallel into the\n"
         "cache, time each with CUDA events (3 warm-up launches, then the median of --iters,\n"
         "default 20, at least 10), choose the fastest (candidates within 3 % of it are tied;\n"
         "the tie goes to the one the heuristic ranked higher), check it against the CPU\n"
