@@ -575,8 +575,10 @@ static int sk_split(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n
     }
     *N_out = N;
     *T_out = Tall;
-    const int64_t up = (N + C - 1) / C;
-    return N > 0 && (up * C - N) * Tall >= (int64_t)SK_MIN_STAGES * C * N;
+    /* (up C - N) Tall >= SK_MIN_STAGES C N, as Tall >= ceil(SK_MIN_STAGES C N / (up C - N)):
+     * no product of Tall that could overflow) */
+    const int64_t up = (N + C - 1) / C, idle = up * C - N;
+    return N > 0 && idle > 0 && Tall >= ((int64_t)SK_MIN_STAGES * C * N + idle - 1) / idle;
 }
 
 int sm90_sk_splits(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n, unsigned ctas) {
