@@ -218,9 +218,9 @@ static void rank_emit(const nvfp4jit_variant *v, void *u) {
     rank_acc *a = u;
     if (a->oom) return;
     /* act16sk (stream-K) is never ranked (an explicit variant, or the tuner's twins of ranked
-     * act16 candidates: tuner.c tuner_add_sk): with the hybrid schedule it beats act16 of the
-     * same tile on bench1/bench2/skewed8-up at 128x96 (H100) but loses on the sets under two
-     * waves (bench3/bench4 +25 %), and nothing here models which (bench/RESULTS.md 2026-12-06) */
+     * act16 candidates: tuner.c tuner_add_sk): where it splits tiles it beat act16 of the same
+     * tile by up to 13 % (H100, bench1 at 128x96), elsewhere it is act16p's schedule, and this
+     * model's error between tiles is larger than the gain (bench/RESULTS.md 2026-12-06) */
     if (v->strategy == NVFP4JIT_STRATEGY_ACT16SK) return;
     if (!cand_ok(a, v)) return;
     if (a->count == a->cap) {

@@ -294,8 +294,8 @@ static nvfp4jit_status tuner_init(tuner *t, nvfp4jit_ctx *ctx, nvfp4jit_arch arc
  * is act16p's schedule, timed already or not worth it: src/fam_sm90.c). The heuristic
  * leaves act16sk out (it has no model of when stream-K wins: bench/RESULTS.md 2026-12-06, where
  * it beat act16 of the same tile by up to 13 % where it splits, and the model's error between
- * tiles is larger than that); timed here, it wins only where it measures more than 3 % faster than every ranked
- * candidate (the tie rule prefers the heuristic's order, and the twins come last). */
+ * tiles is larger than that); timed here, it wins only where it measures more than 3 % faster
+ * than every ranked candidate (the tie rule prefers the heuristic's order; twins come last). */
 #define TUNE_SK_TWINS 4
 static nvfp4jit_status tuner_add_sk(tuner *t) {
     if (t->arch != NVFP4JIT_ARCH_SM90A || t->k == 0) return NVFP4JIT_OK;
