@@ -409,14 +409,18 @@ typedef struct nvfp4jit_tune_result {
     int winner;             /* 1 for the chosen variant */
 } nvfp4jit_tune_result;
 
+/** The most candidates nvfp4jit_tune adds after the `candidates` ranked ones (the act16sk
+ *  twins, see nvfp4jit_tune_options.candidates): size a results array candidates + this. */
+#define NVFP4JIT_TUNE_MAX_EXTRA 4
+
 /** Options of nvfp4jit_tune(); zero-initialise, then set what you need (0 = default). */
 typedef struct nvfp4jit_tune_options {
     /** How many of the heuristic's best-ranked variants (by estimated time) are compiled and
-     *  timed. 0: 12. On sm_90a up to 4 more follow them: the act16sk (stream-K) twin (same
-     *  tile, stages and swap) of each of the first act16 / act16p candidates of distinct tiles,
-     *  where the twin would split tiles on this device (elsewhere it runs act16p's schedule;
-     *  the heuristic never ranks act16sk; timed last, a twin wins only when more than 3 %
-     *  faster). */
+     *  timed. 0: 12. On sm_90a up to NVFP4JIT_TUNE_MAX_EXTRA more follow them: the act16sk
+     *  (stream-K) twin (same tile, stages and swap) of each of the first act16 / act16p
+     *  candidates of distinct tiles, where the twin would split tiles on this device
+     *  (elsewhere it runs act16p's schedule; the heuristic never ranks act16sk; timed last, a
+     *  twin wins only when more than 3 % faster). */
     int candidates;
     /** Wall-clock budget in seconds for compiling and timing; candidates not started when it
      *  runs out are skipped (the heuristic's first choice is always timed). 0: no limit. */
@@ -435,8 +439,9 @@ typedef struct nvfp4jit_tune_options {
     int verbose;
     /** 1: do not write the result to the tuning database. */
     int no_store;
-    /** Optional: receives up to results_cap candidates (heuristic order); *results_count (if
-     *  not NULL) the number of candidates considered. */
+    /** Optional: receives up to results_cap candidates (heuristic order, then the twins);
+     *  *results_count (if not NULL) the number of candidates considered, at most candidates +
+     *  NVFP4JIT_TUNE_MAX_EXTRA. */
     nvfp4jit_tune_result *results;
     size_t results_cap;
     size_t *results_count;

@@ -296,7 +296,7 @@ static nvfp4jit_status tuner_init(tuner *t, nvfp4jit_ctx *ctx, nvfp4jit_arch arc
  * it beat act16 of the same tile by up to 13 % where it splits, and the model's error between
  * tiles is larger than that); timed here, it wins only where it measures more than 3 % faster
  * than every ranked candidate (the tie rule prefers the heuristic's order; twins come last). */
-#define TUNE_SK_TWINS 4
+#define TUNE_SK_TWINS NVFP4JIT_TUNE_MAX_EXTRA
 static nvfp4jit_status tuner_add_sk(tuner *t) {
     if (t->arch != NVFP4JIT_ARCH_SM90A || t->k == 0) return NVFP4JIT_OK;
     tune_cand *c = realloc(t->c, (t->k + TUNE_SK_TWINS) * sizeof *c);

@@ -305,7 +305,8 @@ int cmd_tune(int argc, char **argv) {
     tool_dev dev;
     int dev_open = 0;
     memset(&dev, 0, sizeof dev);
-    nvfp4jit_tune_result *res = calloc((size_t)cands, sizeof *res);
+    const size_t rcap = (size_t)cands + NVFP4JIT_TUNE_MAX_EXTRA; /* + the act16sk twins */
+    nvfp4jit_tune_result *res = calloc(rcap, sizeof *res);
     if (!res) {
         rc = tool_fail(u.cmd, "out of memory");
         goto done;
@@ -370,13 +371,13 @@ int cmd_tune(int argc, char **argv) {
         o.verbose = verbose;
         o.no_store = no_store;
         o.results = res;
-        o.results_cap = (size_t)cands;
+        o.results_cap = rcap;
         size_t nres = 0;
         o.results_count = &nres;
         nvfp4jit_variant best;
         double best_us = 0;
         nvfp4jit_status s = nvfp4jit_tune(ctx, arch, data.g, data.n, &o, &best, &best_us);
-        if (nres > (size_t)cands) nres = (size_t)cands;
+        if (nres > rcap) nres = rcap;
         if (nres) {
             printf("  %4s  %-28s %9s %10s %10s  %s\n", "rank", "variant", "est_us", "median_us",
                    "min_us", "");

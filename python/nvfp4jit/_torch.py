@@ -296,7 +296,7 @@ def tune(a, b, sfa, sfb, out=None, *, arch=None, candidates=0, time_limit_s=0.0,
     dev = outs[0].device
     arch = _arch(arch) if arch is not None else _device_arch(dev)
     buf = array.array("q", vals)
-    cap = max(int(candidates) or 12, 1)
+    cap = max(int(candidates) or 12, 1) + 4  # + NVFP4JIT_TUNE_MAX_EXTRA (the act16sk twins)
     res = (_lib.TuneResult * cap)()
     count = ctypes.c_size_t()
     opt = _lib.TuneOptions(int(candidates), float(time_limit_s), int(iters), int(warmup),
