@@ -209,7 +209,8 @@ static void check_act16_scales(const char *name, const nvfp4jit_variant *v,
 
 /* act16sk's blob (the schedule's own rules: test_variant.c sk_schedule): header fields, the
  * units' stages cover every tile's stages once, first[] is the CTAs' unit ranges, the grid is
- * the schedule's, and the partial slots and flags lie in the workspace after the tokens */
+ * the schedule's, a split tile's first piece is its CTA's last unit and its later pieces the
+ * next CTAs' writers, and the partial slots and flags lie in the workspace after the tokens */
 static void check_sk(const char *name, const nvfp4jit_variant *v, const nvfp4jit_group *g,
                      size_t n, const unsigned char *blob, size_t bs, uint64_t ws,
                      const fam_launch *L) {
@@ -227,6 +228,40 @@ static void check_sk(const char *name, const nvfp4jit_variant *v, const nvfp4jit
     CHECKF(ctas == 0 || (first[0] == 0 && first[ctas] == nu), "%s: first[] ends", name);
     for (long long c = 0; c < ctas; c++)
         CHECKF(first[c + 1] > first[c], "%s: CTA %lld has no unit", name, c);
+    /* what the kernel relies on (templates/sm90a_act16.cuh, the fix-up): a piece with later
+     * pieces (nfix > 0) is its CTA's last unit (its fix-up uses the idle ring), and its later
+     * pieces are the writer units (one per CTA at most) of the next nfix CTAs, same tile, each
+     * starting where the one before ended */
+    for (long long c = 0; c < ctas; c++) {
+        int writers = 0;
+        for (int32_t j = first[c]; j < first[c + 1]; j++) {
+            const int32_t *x = u + 8 * j;
+            writers += x[6] != 0;
+            if (x[0] < 0 || (size_t)x[0] >= n) continue; /* (reported by the cover check) */
+            const int32_t ns = (int32_t)((g[x[0]].k + v->block_k - 1) / v->block_k);
+            /* a piece from a later stage writes partials; a first piece that does not end the
+             * tile adds the later ones (else the kernel would store a partial sum as C) */
+            CHECKF(x[6] == (x[3] > 0), "%s: CTA %lld unit %d (stages %d..%d): writer %d", name, c,
+                   j, x[3], x[4], x[6]);
+            CHECKF((x[3] == 0 && x[4] < ns) == (x[5] > 0), "%s: CTA %lld unit %d (stages %d..%d "
+                   "of %d): nfix %d", name, c, j, x[3], x[4], ns, x[5]);
+            if (x[5] <= 0) continue;
+            CHECKF(j == first[c + 1] - 1, "%s: CTA %lld: unit %d (nfix %d) is not its CTA's last",
+                   name, c, j, x[5]);
+            CHECKF(c + x[5] < ctas, "%s: CTA %lld: nfix %d past the grid", name, c, x[5]);
+            int32_t at = x[4];
+            for (int32_t f = 1; f <= x[5] && c + f < ctas; f++) {
+                const int32_t *y = NULL;
+                for (int32_t k = first[c + f]; k < first[c + f + 1] && !y; k++)
+                    if (u[8 * k + 6]) y = u + 8 * k;
+                CHECKF(y && y[0] == x[0] && y[1] == x[1] && y[2] == x[2] && y[3] == at,
+                       "%s: CTA %lld: piece %d of its split tile not CTA %lld's writer", name, c,
+                       f, c + f);
+                if (y) at = y[4];
+            }
+        }
+        CHECKF(writers <= 1, "%s: CTA %lld has %d writer units", name, c, writers);
+    }
     uint64_t tok = 0;
     for (size_t i = 0; i < n; i++) tok += (uint64_t)(g[i].m * g[i].k * 2);
     uint64_t part = h64[4], flags = h64[5], slot = (uint64_t)v->block_m * v->block_n * 4;
