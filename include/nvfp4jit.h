@@ -221,15 +221,7 @@ enum {
      *  than act16 of the same tile on some sets, slower on others, with no model yet of which:
      *  bench/RESULTS.md); nvfp4jit_tune times it beside act16 (see its candidates option), or
      *  name it explicitly. */
-    NVFP4JIT_STRATEGY_ACT16SK = 3,
-    /** "act16mc" (formatted ":act16mc", BLOCK_N a multiple of 16): act16 on clusters of two
-     *  CTAs that take neighbouring weight tiles of the same token tile; each CTA copies half of
-     *  the fp16 token rows and multicasts them into both, so the token tiles cross L2 once per
-     *  pair. The grid is one CTA per tile with each group's weight tiles rounded up to an even
-     *  count (an odd group's last pair has a partner that only loads tokens). Same results as
-     *  act16 bit for bit (same tiles, same k order). Grouped calls only (not the MoE path).
-     *  The heuristic never chooses it; nvfp4jit_tune times it beside act16, or name it. */
-    NVFP4JIT_STRATEGY_ACT16MC = 4
+    NVFP4JIT_STRATEGY_ACT16SK = 3
 };
 
 /** Check a variant against its arch's rules (shared memory, MMA shapes, tensor memory).

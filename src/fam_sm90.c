@@ -91,17 +91,10 @@ static int sf_blocks(int rows) {
 
 int sm90_test_persist_ctas;
 
-/* act16, act16p, act16sk and act16mc (the same kernel; act16p and act16sk launch a persistent
- * grid, act16mc clusters of two) */
+/* act16, act16p and act16sk (the same kernel; act16p and act16sk launch a persistent grid) */
 static int is_act16(const nvfp4jit_variant *v) {
     return v->strategy == NVFP4JIT_STRATEGY_ACT16 || v->strategy == NVFP4JIT_STRATEGY_ACT16P ||
-           v->strategy == NVFP4JIT_STRATEGY_ACT16SK || v->strategy == NVFP4JIT_STRATEGY_ACT16MC;
-}
-static int is_mc(const nvfp4jit_variant *v) { return v->strategy == NVFP4JIT_STRATEGY_ACT16MC; }
-/* a group's weight tiles as the grid counts them: act16mc pairs them (rounded up to even) */
-static int64_t act16_tiles_x(const nvfp4jit_variant *v, int64_t rows) {
-    int64_t t = (rows + v->block_m - 1) / v->block_m;
-    return is_mc(v) ? (t + 1) / 2 * 2 : t;
+           v->strategy == NVFP4JIT_STRATEGY_ACT16SK;
 }
 static int is_persistent(const nvfp4jit_variant *v) {
     return v->strategy == NVFP4JIT_STRATEGY_ACT16P || v->strategy == NVFP4JIT_STRATEGY_ACT16SK;
@@ -310,15 +303,8 @@ static int sm90_check(const nvfp4jit_variant *v, char *why, size_t n) {
         return 0;
     }
     if (v->strategy != NVFP4JIT_STRATEGY_DUAL && !is_act16(v)) {
-        snprintf(why, n, "strategy=%d: must be 0 (dual), 1 (act16), 2 (act16p), 3 (act16sk) or "
-                 "4 (act16mc)", v->strategy);
-        return 0;
-    }
-    if (is_mc(v) && v->block_n % 16) {
-        /* each CTA of the pair copies BLOCK_N/2 token rows: whole 8-row (1024-byte) atoms of
-         * the 128-byte swizzle */
-        snprintf(why, n, "BLOCK_N=%d: act16mc needs a multiple of 16 (each CTA of a pair copies "
-                 "half of the token rows, in 8-row swizzle atoms)", v->block_n);
+        snprintf(why, n, "strategy=%d: must be 0 (dual), 1 (act16), 2 (act16p) or 3 (act16sk)",
+                 v->strategy);
         return 0;
     }
     if (is_act16(v)) {
@@ -462,9 +448,6 @@ static void sm90_enumerate(void (*emit)(const nvfp4jit_variant *, void *), void 
                     if (bn[j] >= 64) {
                         v.strategy = NVFP4JIT_STRATEGY_ACT16SK;
                         emit(&v, u);
-                        /* act16mc: where the token tile's bytes dominate a stage */
-                        v.strategy = NVFP4JIT_STRATEGY_ACT16MC;
-                        emit(&v, u);
                     }
                 }
 }
@@ -481,7 +464,7 @@ static size_t count_tiles(const nvfp4jit_variant *v, const nvfp4jit_group *g, si
         if (g[i].m == 0) continue;
         int64_t rx, ry;
         rows_xy(v, &g[i], &rx, &ry);
-        t += (size_t)act16_tiles_x(v, rx) * (size_t)((ry + v->block_n - 1) / v->block_n);
+        t += (size_t)((rx + v->block_m - 1) / v->block_m) * (size_t)((ry + v->block_n - 1) / v->block_n);
     }
     return t;
 }
@@ -713,8 +696,7 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
         if (g[i].m > 0) {
             unsigned char *maps = host + mo + ACT16_GROUP_MAPS_BYTES * i;
             NJ_FORWARD_IF_ERROR(act16_map(ctx, api, maps, wsp, CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-                                          g[i].k, g[i].m, g[i].k * 2, 64,
-                                          is_mc(v) ? v->block_n / 2 : v->block_n,
+                                          g[i].k, g[i].m, g[i].k * 2, 64, v->block_n,
                                           CU_TENSOR_MAP_SWIZZLE_128B, i, "fp16 tokens"));
             NJ_FORWARD_IF_ERROR(act16_map(ctx, api, maps + 128, g[i].b,
                                           CU_TENSOR_MAP_DATA_TYPE_UINT8, g[i].k / 2, g[i].n,
@@ -764,17 +746,6 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
         if (g[i].m == 0) continue;
         int tx = (int)((g[i].n + v->block_m - 1) / v->block_m);
         int ty = (int)((g[i].m + v->block_n - 1) / v->block_n);
-        if (is_mc(v)) { /* pairs of weight tiles outer, the token tile, the pair's two CTAs */
-            for (int a = 0; a < tx; a += 2)
-                for (int b = 0; b < ty; b++)
-                    for (int r = 0; r < 2; r++) {
-                        /* past the last weight tile: a copy of the first, storing nothing */
-                        blob_tile bt = {(int32_t)i, a + r < tx ? a + r : a, b, a + r >= tx};
-                        memcpy(t, &bt, sizeof bt);
-                        t += sizeof bt;
-                    }
-            continue;
-        }
         for (int a = 0; a < tx; a++)
             for (int b = 0; b < ty; b++) {
                 blob_tile bt = {(int32_t)i, a, b, 0};
@@ -831,7 +802,7 @@ size_t sm90_moe_dyn_smem(const nvfp4jit_variant *v, int experts) {
 
 int sm90_moe_fits(const nvfp4jit_variant *v, int experts) {
     (void)experts; /* (act16sk's schedule is the grouped blob's: no MoE entry) */
-    return is_act16(v) && v->strategy != NVFP4JIT_STRATEGY_ACT16SK && !is_mc(v);
+    return is_act16(v) && v->strategy != NVFP4JIT_STRATEGY_ACT16SK;
 }
 
 /* The most tiles a MoE call of max_rows rows over E experts of N columns can have: monotone

@@ -222,9 +222,6 @@ static void rank_emit(const nvfp4jit_variant *v, void *u) {
      * tile by up to 13 % (H100, bench1 at 128x96), elsewhere it is act16p's schedule, and this
      * model's error between tiles is larger than the gain (bench/RESULTS.md 2026-12-06) */
     if (v->strategy == NVFP4JIT_STRATEGY_ACT16SK) return;
-    /* act16mc (token multicast over CTA pairs) is not ranked either until it is measured
-     * against act16 (bench/RESULTS.md) */
-    if (v->strategy == NVFP4JIT_STRATEGY_ACT16MC) return;
     if (!cand_ok(a, v)) return;
     if (a->count == a->cap) {
         size_t cap = a->cap ? a->cap * 2 : 256;

@@ -35,7 +35,6 @@ int nj_variant_format(const nvfp4jit_variant *v, char *buf, size_t n) {
                     v->strategy == NVFP4JIT_STRATEGY_ACT16    ? ":act16"
                     : v->strategy == NVFP4JIT_STRATEGY_ACT16P ? ":act16p"
                     : v->strategy == NVFP4JIT_STRATEGY_ACT16SK ? ":act16sk"
-                    : v->strategy == NVFP4JIT_STRATEGY_ACT16MC ? ":act16mc"
                     : v->strategy != 0                        ? ":strategy?"
                                                               : "");
 }
@@ -81,7 +80,6 @@ nvfp4jit_status nj_variant_parse(const char *s, nvfp4jit_variant *out) {
     if (!strcmp(p, ":act16")) v.strategy = NVFP4JIT_STRATEGY_ACT16;
     else if (!strcmp(p, ":act16p")) v.strategy = NVFP4JIT_STRATEGY_ACT16P;
     else if (!strcmp(p, ":act16sk")) v.strategy = NVFP4JIT_STRATEGY_ACT16SK;
-    else if (!strcmp(p, ":act16mc")) v.strategy = NVFP4JIT_STRATEGY_ACT16MC;
     else if (*p) return NVFP4JIT_ERR_INVALID_ARG;
     *out = v;
     return NVFP4JIT_OK;

@@ -41,7 +41,7 @@
 % -- on the H200). Offsets
 % -- are untrusted: an expert whose rows or scale rows leave the buffers is skipped and reported
 % -- in MoeArgs.status; row faults (negative, decreasing, past max_rows) void the whole call.
-% local PERSIST = (STRATEGY == 2 or STRATEGY == 3)   -- act16p, act16sk
+% local PERSIST = (STRATEGY >= 2)
 % -- act16sk (STRATEGY 3): act16p's loop over a static stream-K schedule (src/fam_sm90.c
 % -- act16_sk_schedule): CTA c runs units first[c] .. first[c+1]-1 of the blob, each a range of
 % -- stages (k-steps of BLOCK_K) of one tile, so every CTA gets the same number of stages within
@@ -50,19 +50,6 @@
 % -- order: the result does not depend on timing) and stores C; each other piece is the first
 % -- unit of its CTA, stored as fp32 into the CTA's slot of the workspace, then flagged.
 % local SK = (STRATEGY == 3)
-% -- act16mc (STRATEGY 4): act16 on clusters of 2 CTAs that share a token tile and take
-% -- neighbouring weight tiles (src/fam_sm90.c pairs the tiles: CTAs 2i and 2i + 1 of the grid,
-% -- one cluster, have the same group and token tile). Each CTA's producer copies half of the
-% -- token rows (the tensor map's box is BLOCK_N/2 rows) with .multicast::cluster into the same
-% -- offset of both CTAs' ring, so each token tile crosses L2 once per pair instead of twice
-% -- (probe on an H100, bench/RESULTS.md 2026-12-06 third session: half the token bytes took
-% -- bench1 at 128x128x128:s4 from 156 to 134 us). A stage may be overwritten only when the
-% -- consumers of both CTAs released it: each consumer warp arrives on its own CTA's empty
-% -- barrier and on the peer's (counts doubled). A cluster barrier after the mbarrier init
-% -- (the peer's copies and arrives must find them) and before exit (they must not reach a CTA
-% -- that has left). A pair's second tile past the group's weight tiles repeats the first with
-% -- Tile.pad = 1: it loads its half of the tokens for the peer and stores nothing.
-% local MC = (STRATEGY == 4)
 % local TILE_LOOP = PERSIST and "  for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {"
 %             or "  { const int ti = blockIdx.x; (void)num_tiles;"
 % local WG = BLOCK_M // 64
@@ -458,29 +445,6 @@ static __device__ __forceinline__ void tma_2d(u32 dst, const void *map, int c0, 
                " [%0], [%1, {%2, %3}], [%4];"
                :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
-% if MC then
-// act16mc (PTX ISA "cp.async.bulk.tensor", .multicast::cluster): the box lands at the same
-// CTA-relative offset in every CTA of ctaMask, and each of them gets the complete_tx on its
-// mbarrier at the same offset as bar
-static __device__ __forceinline__ void tma_2d_mc(u32 dst, const void *map, int c0, int c1, u32 bar) {
-  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-               " [%0], [%1, {%2, %3}], [%4], %5;"
-               :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar), "h"((unsigned short)3) : "memory");
-}
-// every thread of both CTAs (the non-.aligned form: the producer warp's lanes arrive apart)
-static __device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
-}
-// an arrive on the mbarrier at this offset in both CTAs of the cluster (PTX ISA "mapa" with
-// the ranks as immediates, so no register holds the peer's address through the k-loop: with
-// one, 192x128x64:s6's unrolled ring was serialised by ptxas)
-static __device__ __forceinline__ void mbar_arrive_pair(u32 bar) {
-  asm volatile("{\n\t.reg .b32 r;\n\t"
-               "mapa.shared::cluster.u32 r, %0, 0;\n\tmbarrier.arrive.shared::cluster.b64 _, [r];\n\t"
-               "mapa.shared::cluster.u32 r, %0, 1;\n\tmbarrier.arrive.shared::cluster.b64 _, [r];\n\t}"
-               :: "r"(bar) : "memory");
-}
-% end
 
 // ---- wgmma (PTX ISA "wgmma.mma_async"): D(64 x ${BLOCK_N}, f32) += A(64 x 16, f16, registers)
 // * B(16 x ${BLOCK_N}, f16, shared memory, K-major, 128-byte swizzle) ----
@@ -524,9 +488,6 @@ static __device__ __forceinline__ u32 f32x2_to_f16x2(float a, float b) {
 }
 
 struct TileInfo { int group, tx, ty, row0, m, tok_map; unsigned short *c;
-% if MC then
-  int pad;   // act16mc: 1 = the pair's idle second CTA (stores nothing)
-% end
 % if SK then
   int s0, s1, nfix, writer;
 % end
@@ -535,9 +496,6 @@ struct TileInfo { int group, tx, ty, row0, m, tok_map; unsigned short *c;
 // MIN_CTAS: the CTAs per SM the host's occupancy model counts on (src/fam_sm90.c
 // sm90_ctas_per_sm); ptxas fits the registers to it
 extern "C" __global__ void __launch_bounds__(${THREADS}, ${MIN_CTAS})
-% if MC then
-__cluster_dims__(2, 1, 1)
-% end
 ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
   // Everything lives in dynamic shared memory, aligned here to 1024 bytes (TMA's 128-byte
   // swizzle repeats every 1024 bytes and takes its pattern from the address). The declaration
@@ -569,16 +527,11 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
   if (tid == 0) {
     for (int s = 0; s < ${STAGES}; s++) {
       mbar_init(full0 + 8 * s, 1);                // the producer's arrive.expect_tx
-      mbar_init(empty0 + 8 * s, ${4 * WG * (MC and 2 or 1)});  // one arrive per consumer warp${MC and " (of both CTAs)" or ""}
+      mbar_init(empty0 + 8 * s, ${4 * WG});       // one arrive per consumer warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
-% if MC then
-  cluster_sync();   // (also this CTA's __syncthreads)
-  const u32 peer = (u32)(blockIdx.x & 1) ^ 1u;   // cluster (2, 1, 1) over a 1-D grid: rank = x % 2
-% else
   __syncthreads();
-% end
   // The tile's group (MoE: expert), weight and token tile, its first token row in the token
   // map, its token count and C.
   auto tile_at = [&](int ti) -> TileInfo {
@@ -593,18 +546,12 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
       r.group = t.group; r.tx = t.tx; r.ty = t.ty; r.row0 = 0; r.tok_map = ${BLOB_GROUP_MAPS} * t.group;
       r.m = groups[t.group].m;
       r.c = (unsigned short *)groups[t.group].c;
-% if MC then
-      r.pad = t.pad;
-% end
       return r;
     }
     const int4 t = moe_tab[1 + ti];   // {expert, weight tile, first row, end row}
     r.group = t.x; r.tx = t.y; r.ty = 0; r.row0 = t.z; r.tok_map = ${BLOB_GROUP_MAPS} * E;
     r.m = t.w - t.z;
     r.c = moe_c + (long long)t.z * groups[t.x].n;
-% if MC then
-    r.pad = 0;   // (act16mc has no MoE entry: src/moe.c)
-% end
 % if SK then
     r.s0 = 0; r.s1 = 0; r.nfix = 0; r.writer = 0;   // (act16sk has no MoE entry: src/moe.c)
 % end
@@ -723,13 +670,7 @@ ${TILE_LOOP}
           mbar_expect_tx(full, ${TX});
 % for j = 0, KSUB - 1 do
 %   local KB = KSUB == 1 and "kt" or ("min(kt * " .. KSUB .. " + " .. j .. ", nk - 1)")
-% if MC then
-          // this CTA's half of the token rows (rank r: rows r BLOCK_N/2 ..), into both CTAs
-          tma_2d_mc(base + slot * ${TOK_BYTES} + ${j * TOK_SUB} + (peer ^ 1u) * ${TOK_SUB // 2}, tok_map,
-                    ${KB} * 64, y0 + (int)(peer ^ 1u) * ${BLOCK_N // 2}, full);
-% else
           tma_2d(base + slot * ${TOK_BYTES} + ${j * TOK_SUB}, tok_map, ${KB} * 64, y0, full);
-% end
 % end
           // (BLOCK_K 128, odd nk: the box's second half lies past K, zero-filled)
           tma_2d(base + ${W_OFF} + slot * ${W_BYTES}, w_map, kt * ${W_ROW}, x0, full);
@@ -757,9 +698,6 @@ ${TILE_LOOP}
       }
 % end
     }
-% if MC then
-    cluster_sync();   // the peer may still copy into this CTA's ring and arrive on its barriers
-% end
     return;
   }
 
@@ -871,11 +809,7 @@ ${TILE_LOOP}
   // write against lanes' reads of tile_of without the __syncwarp)
   auto release_at = [&](int sl) {
     __syncwarp();
-% if MC then
-    if (lane == 0) mbar_arrive_pair(empty0 + 8 * sl);   // the peer's producer multicasts into it too
-% else
     if (lane == 0) mbar_arrive(empty0 + 8 * sl);
-% end
   };
   auto block = [&](int j, u32 *afr) { block_at(slot, j, afr, true); };
   auto release_prev = [&]() { release_at(prev_slot); };
@@ -988,7 +922,8 @@ ${TILE_LOOP}
   fence_acc(acc);
   fence_regs(afr0);
   fence_regs(afr1);
-  release_at(prev_slot);  // the tile's last stage
+  __syncwarp();
+  if (lane == 0) mbar_arrive(empty0 + 8 * prev_slot);  // the tile's last stage
 
   // ---- epilogue: fragment rows are weights (N of C), columns tokens (M of C); C[tok][w].
   // Both operands carried 2^-14: C = acc * 2^28, exact in fp32.
@@ -1078,11 +1013,7 @@ ${TILE_LOOP}
     }
   }
 % end
-% if MC then
-  const int N = tile.pad ? 0 : groups[tile.group].n, M = tile.m, y0 = tile.ty * ${BLOCK_N};
-% else
   const int N = groups[tile.group].n, M = tile.m, y0 = tile.ty * ${BLOCK_N};
-% end
   const int wr = x0 + cw * 64 + warp * 16 + lane / 4;
   unsigned short *C = tile.c;
   const float S = 268435456.0f;
@@ -1100,7 +1031,4 @@ ${TILE_LOOP}
     }
   }
   }  // tiles
-% if MC then
-  cluster_sync();   // (see the producer's)
-% end
 }

@@ -1,4 +1,4 @@
-% if STRATEGY >= 1 then include("sm90a_act16.cuh") return end  -- act16, act16p, act16sk, act16mc: their own kernels
+% if STRATEGY >= 1 then include("sm90a_act16.cuh") return end  -- act16, act16p: their own kernels
 % -- sm90a_grouped.cu: NVFP4 block-scaled grouped GEMM for Hopper (sm_90a).
 % -- Hopper has no fp4 tensor cores, so every value*scale is dequantised EXACTLY to fp16
 % -- (see DESIGN.md "Numerics") into shared memory in wgmma's 128-byte-swizzled K-major

@@ -234,36 +234,6 @@ static void gpu_stream_k(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
-/* act16mc (2-CTA clusters multicasting half of the token rows each): odd weight-tile counts
- * (3, 5 and 1 at BLOCK_M 128: a pair whose second CTA only loads tokens), token tiles whose
- * second half lies past M (M = 9, 3, 77 at BLOCK_N 128: a box wholly outside the tensor,
- * zero-filled), N = 136 (a last weight tile of 8 rows), K of 21 and 5 64-k blocks (a part-filled
- * last stage at BLOCK_K 128 and 256), long K (64 blocks: many ring rounds, each stage released
- * by both CTAs' consumers), an M = 0 group; the unrolled ring and the ring in a register
- * (128x192x128:s2 is in ring_fallback). Each run twice, as every run_shapes. */
-static void gpu_multicast(void) {
-    nvfp4jit_ctx *ctx = new_ctx();
-    REQUIRE(ctx);
-    NEED_SM90(ctx, api);
-    static const int64_t shapes[][3] = {{77, 384, 2048}, {0, 128, 768},  {130, 256, 1344},
-                                        {9, 640, 896},   {3, 128, 4096}, {200, 136, 320}};
-    static const int vs[][4] = {{128, 128, 128, 4}, {192, 128, 64, 6}, {128, 96, 128, 4},
-                                {64, 64, 64, 4},    {128, 64, 256, 2}, {192, 96, 128, 4},
-                                {128, 192, 64, 6},  {256, 64, 64, 4},  {128, 192, 128, 2}};
-    int unrolled = 0;
-    for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
-        nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, vs[i][0], vs[i][1], vs[i][2], vs[i][3], 1,
-                              NVFP4JIT_STRATEGY_ACT16MC};
-        char vn[96];
-        nvfp4jit_variant_format(&v, vn, sizeof vn);
-        unrolled += sm90_ring_unrolled(&v);
-        CHECKF(run_shapes(ctx, api, shapes, sizeof shapes / sizeof shapes[0], &v, vn) == 0, "%s",
-               vn);
-    }
-    CHECKF(unrolled == 8, "%d of the variants have the unrolled ring (8 expected)", unrolled);
-    nvfp4jit_ctx_destroy(ctx);
-}
-
 static void gpu_random_shapes(void) {
     nvfp4jit_ctx *ctx = new_ctx();
     REQUIRE(ctx);
@@ -816,7 +786,6 @@ const test_case tests_gpu[] = {
     {"variant_sweep", gpu_variant_sweep},
     {"persistent_many_tiles", gpu_persistent_many_tiles},
     {"stream_k", gpu_stream_k},
-    {"multicast", gpu_multicast},
     {"random_shapes", gpu_random_shapes},
     {"changed_groups", gpu_changed_groups},
     {"graphs", gpu_graphs},

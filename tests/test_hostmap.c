@@ -136,35 +136,6 @@ static void check_cover(const char *name, const nvfp4jit_group *g, size_t n, con
     }
 }
 
-/* act16mc: the grid's CTAs 2i and 2i + 1 are one cluster and share a token tile (each copies
- * half of its rows into both): the same group and token tile, the first an even weight tile,
- * the second the next one, or, past the group's last weight tile, a copy of the first with pad
- * = 1 (it stores nothing); the tiles with pad = 0 cover every cell once. */
-static void check_mc(const char *name, const nvfp4jit_variant *v, const nvfp4jit_group *g,
-                     size_t n, const int32_t *t, long long nt) {
-    CHECKF(nt % 2 == 0, "%s: %lld tiles, not whole pairs", name, nt);
-    int32_t *real = calloc((size_t)(nt > 0 ? nt : 1), 16);
-    long long nr = 0;
-    for (long long i = 0; i + 1 < nt; i += 2) {
-        const int32_t *a = t + 4 * i, *b = a + 4;
-        if (a[0] < 0 || (size_t)a[0] >= n) {
-            CHECKF(0, "%s: pair %lld: group %d", name, i / 2, a[0]);
-            continue;
-        }
-        const int64_t tx = (g[a[0]].n + v->block_m - 1) / v->block_m;
-        CHECKF(b[0] == a[0] && b[2] == a[2] && a[1] % 2 == 0 && a[3] == 0,
-               "%s: pair %lld: {%d,%d,%d,%d} {%d,%d,%d,%d} not one token tile of one group",
-               name, i / 2, a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]);
-        CHECKF(b[3] == 0 ? b[1] == a[1] + 1 : b[3] == 1 && b[1] == a[1] && a[1] + 1 == tx,
-               "%s: pair %lld: second tile {%d,%d,%d,%d} after weight tile %d of %lld", name,
-               i / 2, b[0], b[1], b[2], b[3], a[1], (long long)tx);
-        memcpy(real + 4 * nr++, a, 16);
-        if (b[3] == 0) memcpy(real + 4 * nr++, b, 16);
-    }
-    check_cover(name, g, n, real, nr, v->block_m, v->block_n, v->swap_ab, 0);
-    free(real);
-}
-
 /* sm_100a producer, host model of templates/sm100a_grouped.cu (keep in step with it): k-tile
  * `it` of a tile copies nsub = min(BLOCK_K/64, K/64 - it*BLOCK_K/64) blocks of 512 bytes from
  * sf + (off/128) * (K/64) * 512 + it*(BLOCK_K/64)*512, for SFA (off_m) and SFB (off_n); the
@@ -354,11 +325,8 @@ static void run_set(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, nvfp4jit_group
     const int sk = v->strategy == NVFP4JIT_STRATEGY_ACT16SK;
     CHECK(tiles_off + (sk ? 32 : 16) * (size_t)nt <= bs);
     const int32_t *t = (const int32_t *)(blob + tiles_off);
-    const int mc = v->strategy == NVFP4JIT_STRATEGY_ACT16MC;
     if (sk)
         check_sk(name, v, g, n, blob, bs, ws, &L);
-    else if (mc)
-        check_mc(name, v, g, n, t, nt);
     else
         check_cover(name, g, n, t, nt, v->block_m, v->block_n, v->swap_ab, sm100);
     if (v->strategy == NVFP4JIT_STRATEGY_ACT16P)
@@ -394,10 +362,6 @@ static void run_set(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, nvfp4jit_group
                 if (t[4 * k] == (int32_t)i) check_sm100_scales(name, v, &g[i], t + 4 * k);
         } else {
             check_map(name, m[0], blob, wsp, (uint64_t)(g[i].m * g[i].k * 2), "fp16 tokens");
-            /* a token tile's rows: act16mc's CTAs copy half each */
-            CHECKF(m[0]->box[1] == (unsigned)(mc ? v->block_n / 2 : v->block_n) &&
-                       m[0]->box[0] == 64,
-                   "%s: group %zu token box %ux%u", name, i, m[0]->box[0], m[0]->box[1]);
             check_map(name, m[1], blob, g[i].b, (uint64_t)(g[i].n * g[i].k / 2), "weights");
             check_map(name, m[2], blob, g[i].sfb, blocked_size(g[i].n, g[i].k), "weight scales");
             int tx = (int)((g[i].n + v->block_m - 1) / v->block_m);

@@ -13,8 +13,7 @@
  *     the loop term must be a multiple of 16;
  *  2. transaction bytes: per mbarrier, the bytes announced by expect_tx equal the bytes its
  *     copies deliver: TMA boxes in full (the recorded map's box x element size: out-of-bounds
- *     elements are zero-filled and still counted, static; a multicast box once per CTA of its
- *     constant ctaMask: the cluster's CTAs run the same copies), plus the bulk copies' size operands
+ *     elements are zero-filled and still counted, static) plus the bulk copies' size operands
  *     (run-time values: compared as affine expressions over the same registers);
  *  3. sm_100a: the tcgen05 instruction descriptor is a constant that decodes to the variant's
  *     M and N, E2M1 A and B, UE4M3 scales, K-major, dense, no negation; the A/B shared-memory
@@ -292,22 +291,8 @@ static int lint_entry(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, const char *
             }
             lint_affine key = lint_affine_of(&p, in->ops[2]);
             txgroup *g = tx_find(groups, &ngroups, 64, in->ops[2], &key);
-            /* a .multicast::cluster copy (act16mc) lands in every CTA of its ctaMask (the last
-             * operand) and completes bytes on each one's mbarrier at this offset; the cluster's
-             * CTAs run this same code with the same box, each copying its part for all, so this
-             * CTA's mbarrier receives the box once per CTA of the mask */
-            int64_t ncta = 1;
-            if (strstr(op, ".multicast::cluster")) {
-                tnum mk = lint_operand(&p, in->ops[in->nops - 1]);
-                if (mk.m || !mk.v || mk.v > 0xFFFF) {
-                    LFAIL(st, "line %d: multicast mask %s not a known constant", in->line,
-                          in->ops[in->nops - 1]);
-                } else {
-                    ncta = __builtin_popcountll(mk.v);
-                }
-            }
             if (g) {
-                lint_affine bytes = {(int64_t)hostmap_box_bytes(m) * ncta, 0, {0}, {0}, 1};
+                lint_affine bytes = {(int64_t)hostmap_box_bytes(m), 0, {0}, {0}, 1};
                 lint_affine_add(&g->got, &bytes, 1);
                 g->ncopy++;
             }
@@ -618,7 +603,7 @@ static void t_sm90a(void) {
         /* greedy cover: a variant is taken if it brings a (strategy, swap, dimension, value)
          * pair not yet covered */
         enum { D = 4 };
-        static unsigned char seen[NVFP4JIT_STRATEGY_ACT16MC + 1][2][D][512];
+        static unsigned char seen[4][2][D][512];
         memset(seen, 0, sizeof seen);
         for (size_t i = 0; i < n; i++) {
             const nvfp4jit_variant *v = &vs[i];

@@ -15,7 +15,7 @@
 static void t_format_parse(void) {
     const char *names[] = {"sm90a:128x128x64:s4", "sm90a:64x8x128:s2:swap", "sm100a:128x64x256:s6",
                            "sm90a:128x128x64:s4:swap:act16", "sm90a:128x64x64:s6:swap:act16p",
-                           "sm90a:128x128x128:s4:swap:act16sk", "sm90a:192x128x64:s6:swap:act16mc"};
+                           "sm90a:128x128x128:s4:swap:act16sk"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         nvfp4jit_variant v;
         CHECK(nvfp4jit_variant_parse(names[i], &v) == NVFP4JIT_OK);
@@ -78,12 +78,7 @@ static void t_sm90_rules(void) {
     expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 2, 0}, "swap_ab=2");
     expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 192, 128, 64, 4, 1, 0}, "BLOCK_M=192");
     expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 192, 192, 64, 4, 1, 1}, "registers");
-    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 1, 5}, "strategy=5");
-    /* act16mc: each CTA of a pair copies BLOCK_N/2 token rows, whole 8-row swizzle atoms */
-    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 24, 128, 4, 1,
-                                           NVFP4JIT_STRATEGY_ACT16MC}, "multiple of 16");
-    CHECK(nvfp4jit_variant_check(ctx, &(nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 32, 128, 4, 1,
-                                                          NVFP4JIT_STRATEGY_ACT16MC}) == NVFP4JIT_OK);
+    expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 1, 4}, "strategy=4");
     expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 0, 3}, "swap_ab = 1");
     expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 192, 128, 64, 4, 1, 3}, "registers");
     expect_invalid(ctx, (nvfp4jit_variant){NVFP4JIT_ARCH_SM90A, 128, 128, 64, 4, 0, 2}, "swap_ab = 1");
@@ -182,21 +177,13 @@ static void t_heuristic(void) {
     nvfp4jit_variant *space = calloc(n_all, sizeof *space);
     REQUIRE(space);
     nvfp4jit_variant_space(NVFP4JIT_ARCH_SM90A, space, n_all, &n_all);
-    size_t n_mc = 0;
-    for (size_t i = 0; i < n_all; i++) {
-        n_sk += space[i].strategy == NVFP4JIT_STRATEGY_ACT16SK;
-        n_mc += space[i].strategy == NVFP4JIT_STRATEGY_ACT16MC;
-    }
+    for (size_t i = 0; i < n_all; i++) n_sk += space[i].strategy == NVFP4JIT_STRATEGY_ACT16SK;
     free(space);
-    CHECK(n_sk > 0 && n_mc > 0);
-    /* under the limit every valid variant is ranked but act16sk and act16mc (opt-in:
-     * heuristic.c) */
-    CHECKF(n == n_all - n_sk - n_mc, "%zu ranked, %zu valid, %zu of them act16sk, %zu act16mc",
-           n, n_all, n_sk, n_mc);
+    CHECK(n_sk > 0);
+    /* under the limit every valid variant is ranked but act16sk (opt-in: heuristic.c) */
+    CHECKF(n == n_all - n_sk, "%zu ranked, %zu valid, %zu of them act16sk", n, n_all, n_sk);
     for (size_t i = 0; i < n && i < 64; i++)
-        CHECKF(all[i].v.strategy != NVFP4JIT_STRATEGY_ACT16SK &&
-                   all[i].v.strategy != NVFP4JIT_STRATEGY_ACT16MC,
-               "candidate %zu is act16sk or act16mc", i);
+        CHECKF(all[i].v.strategy != NVFP4JIT_STRATEGY_ACT16SK, "candidate %zu is act16sk", i);
     nvfp4jit_ctx_destroy(ctx);
 }
 
