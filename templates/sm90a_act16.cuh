@@ -1014,9 +1014,63 @@ ${TILE_LOOP}
   }
 % end
   const int N = groups[tile.group].n, M = tile.m, y0 = tile.ty * ${BLOCK_N};
-  const int wr = x0 + cw * 64 + warp * 16 + lane / 4;
   unsigned short *C = tile.c;
   const float S = 268435456.0f;
+% -- C staged through shared memory where the ring is idle (one tile per CTA: every stage was
+% -- consumed) and the staged tile fits below the mbarriers: BLOCK_N token rows of BLOCK_M
+% -- halves, the pitch padded by 16 bytes so that the 8 rows of an stmatrix and the 8 chunks
+% -- of a quarter-warp's 16-byte load fall in distinct banks.
+% local C_PITCH = 2 * BLOCK_M + 16
+% local C_STAGE = not PERSIST and BLOCK_N * C_PITCH <= BAR_OFF
+% if C_STAGE then
+  {
+    // Every consumer warpgroup's wgmmas are complete (each waited for its own above), so the
+    // ring may be overwritten; the producer's copies all landed (every stage was waited for).
+    asm volatile("bar.sync 1, ${WG * 128};" ::: "memory");
+    // stmatrix .trans: matrix q of an .x4 is rows (lanes) 8q .. 8q + 7's addresses; a fragment
+    // 8x8 (8 weight rows x 8 tokens, thread lane: row lane / 4, tokens 2t, 2t + 1) lands
+    // transposed: shared row = token, 8 consecutive weights (16 bytes). Matrices: (j, h = 0),
+    // (j, h = 1), (j + 1, 0), (j + 1, 1) for token block j and weight half h.
+    const u32 cs = smem_u32(smem);
+    const u32 sa = cs + ((lane & 7) + 8 * (lane >> 4)) * ${C_PITCH} + (cw * 64 + warp * 16 + 8 * ((lane >> 3) & 1)) * 2;
+#pragma unroll
+    for (int j = 0; j + 1 < ${BLOCK_N // 8}; j += 2) {
+      const u32 r0 = f32x2_to_f16x2(acc[4 * j] * S, acc[4 * j + 1] * S);
+      const u32 r1 = f32x2_to_f16x2(acc[4 * j + 2] * S, acc[4 * j + 3] * S);
+      const u32 r2 = f32x2_to_f16x2(acc[4 * j + 4] * S, acc[4 * j + 5] * S);
+      const u32 r3 = f32x2_to_f16x2(acc[4 * j + 6] * S, acc[4 * j + 7] * S);
+      asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};"
+                   :: "r"(sa + j * ${8 * C_PITCH}), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
+    }
+% if (BLOCK_N // 8) % 2 == 1 then
+    {
+      const int j = ${BLOCK_N // 8 - 1};   // the last token block: .x2 (lanes 0 .. 15's addresses)
+      const u32 r0 = f32x2_to_f16x2(acc[4 * j] * S, acc[4 * j + 1] * S);
+      const u32 r1 = f32x2_to_f16x2(acc[4 * j + 2] * S, acc[4 * j + 3] * S);
+      asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1, %2};"
+                   :: "r"(sa + j * ${8 * C_PITCH}), "r"(r0), "r"(r1) : "memory");
+    }
+% end
+    asm volatile("bar.sync 1, ${WG * 128};" ::: "memory");
+    // C rows are 16-byte aligned (N % 8 == 0, C aligned to 16): each thread copies 16-byte
+    // chunks, a warp 512 contiguous bytes of shared memory, whole 16-byte pieces of C rows
+    // (N % 8 == 0: a chunk is wholly inside or wholly past N)
+% local CHUNKS = BLOCK_N * BLOCK_M // 8
+#pragma unroll
+    for (int q = 0; q < ${(CHUNKS + WG * 128 - 1) // (WG * 128)}; q++) {
+      const int i = tid + q * ${WG * 128};
+      const int r = i / ${BLOCK_M // 8}, ch = i % ${BLOCK_M // 8};
+      if (${CHUNKS % (WG * 128) == 0 and "true" or ("i < " .. CHUNKS)} && y0 + r < M && x0 + 8 * ch < N) {
+        u32 a, b, c, d;
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d)
+                     : "r"(cs + r * ${C_PITCH} + ch * 16) : "memory");
+        asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};"
+                     :: "l"(C + (long long)(y0 + r) * N + x0 + 8 * ch), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+      }
+    }
+  }
+% else
+  const int wr = x0 + cw * 64 + warp * 16 + lane / 4;
 #pragma unroll
   for (int j = 0; j < ${BLOCK_N // 8}; j++) {
     const int tc = y0 + 8 * j + 2 * t;
@@ -1030,5 +1084,6 @@ ${TILE_LOOP}
       }
     }
   }
+% end
   }  // tiles
 }

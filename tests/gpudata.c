@@ -32,7 +32,7 @@ uint64_t fresh_seed(void) {
 int case_alloc(const drv_api *api, gpu_case *c, const int64_t (*shapes)[3], size_t n,
                uint64_t seed) {
     memset(c, 0, sizeof *c);
-    if (n > 256) return -1;
+    if (n > GPU_CASE_MAX) return -1;
     c->n = n;
     ref_rng r;
     ref_rng_seed(&r, seed);

@@ -12,12 +12,13 @@
 #include "driver.h"
 #include "testutil.h"
 
+#define GPU_CASE_MAX 512 /* groups of a case */
 typedef struct gpu_case {
     size_t n;
-    nvfp4jit_group g[256];
-    uint8_t *ha[256], *hb[256], *hsfa[256], *hsfb[256];
-    uint16_t *hc[256];
-    CUdeviceptr da[256], db[256], dsfa[256], dsfb[256], dc[256];
+    nvfp4jit_group g[GPU_CASE_MAX];
+    uint8_t *ha[GPU_CASE_MAX], *hb[GPU_CASE_MAX], *hsfa[GPU_CASE_MAX], *hsfb[GPU_CASE_MAX];
+    uint16_t *hc[GPU_CASE_MAX];
+    CUdeviceptr da[GPU_CASE_MAX], db[GPU_CASE_MAX], dsfa[GPU_CASE_MAX], dsfb[GPU_CASE_MAX], dc[GPU_CASE_MAX];
 } gpu_case;
 
 /* The driver API with a current context (cc receives the compute capability), or NULL with

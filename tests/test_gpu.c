@@ -141,6 +141,9 @@ static void gpu_variant_sweep(void) {
         {256, 64, 64, 4, 1, 1},  {64, 256, 64, 2, 1, 1},  {128, 72, 64, 6, 1, 1},
         {128, 16, 64, 2, 1, 1},  {192, 128, 64, 4, 1, 1}, {192, 24, 64, 8, 1, 1},
         {192, 96, 64, 2, 1, 1},
+        /* the one act16 variant whose C tile does not fit its ring to be staged for coalesced
+         * stores (templates/sm90a_act16.cuh C_STAGE): its fragment's direct stores */
+        {192, 128, 64, 2, 1, 1},
         /* act16 with BLOCK_K 128 (two 64-k blocks per stage; K = 320, 192 and 64 end in a
          * stage with one) */
         {128, 24, 128, 4, 1, 1}, {64, 64, 128, 3, 1, 1},  {192, 96, 128, 2, 1, 1},
@@ -251,6 +254,31 @@ static void gpu_random_shapes(void) {
         char label[32];
         snprintf(label, sizeof label, "random%d", t);
         CHECKF(run_shapes(ctx, api, (const int64_t(*)[3])shapes, n, NULL, label) == 0, "%s", label);
+    }
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+/* Many groups: act16's grouped prep looks each work item's group up among 256 and 300 groups
+ * (templates/sm90a_act16.cuh), random M from 0 (empty groups share their successor's first
+ * item) */
+static void gpu_many_groups(void) {
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    NEED_SM90(ctx, api);
+    ref_rng r;
+    ref_rng_seed(&r, fresh_seed());
+    static int64_t shapes[300][3];
+    static const size_t counts[] = {256, 300};
+    const nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 128, 16, 128, 4, 1, NVFP4JIT_STRATEGY_ACT16};
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+        for (size_t i = 0; i < counts[c]; i++) {
+            shapes[i][0] = (int64_t)(ref_rng_next(&r) % 4 == 0 ? 0 : ref_rng_next(&r) % 40);
+            shapes[i][1] = 64;
+            shapes[i][2] = 64 * (int64_t)(1 + ref_rng_next(&r) % 4);
+        }
+        char label[32];
+        snprintf(label, sizeof label, "groups%zu", counts[c]);
+        CHECKF(run_shapes(ctx, api, (const int64_t(*)[3])shapes, counts[c], &v, label) == 0, "%s", label);
     }
     nvfp4jit_ctx_destroy(ctx);
 }
@@ -787,6 +815,7 @@ const test_case tests_gpu[] = {
     {"persistent_many_tiles", gpu_persistent_many_tiles},
     {"stream_k", gpu_stream_k},
     {"random_shapes", gpu_random_shapes},
+    {"many_groups", gpu_many_groups},
     {"changed_groups", gpu_changed_groups},
     {"graphs", gpu_graphs},
     {"host_ahead", gpu_host_ahead},
