@@ -377,7 +377,9 @@ static __device__ __forceinline__ void moe_prep(const GroupDesc *groups, int E, 
   }
 }
 
-extern "C" __global__ void __launch_bounds__(256)
+// (256, 3): three prep CTAs per SM, 79 registers; unrestricted ptxas gives the warp lookup below
+// 96 (two per SM), which cost prefill16-big's 602 MB prep 13 % (bench/RESULTS.md, 2026-12-06)
+extern "C" __global__ void __launch_bounds__(256, 3)
 ${KERNEL_NAME}_prep(const unsigned char *__restrict__ blob, const MoeArgs moe) {
   const BlobHeader *hdr = (const BlobHeader *)blob;
   const GroupDesc *groups = (const GroupDesc *)(blob + hdr->groups_off);
@@ -405,12 +407,59 @@ ${KERNEL_NAME}_prep(const unsigned char *__restrict__ blob, const MoeArgs moe) {
     for (int i = threadIdx.x; i < hdr->sk_ctas; i += 256) flags[i] = 0;
   }
 % end
-  const int items = hdr->prep_items, t = threadIdx.x & 3;
+  const int items = hdr->prep_items, t = threadIdx.x & 3, ng = hdr->num_groups;
   const int base = blockIdx.x * ${PREP_CTA_ITEMS} + threadIdx.x;   // int: src/fam_sm90.c ACT16_MAX_ITEMS
+  if (ng <= 32) {
+    // Up to 32 groups: lane g of each warp loads group g's fields, all at once (one memory round
+    // trip, where the binary search below takes a dependent one per step and one more for the
+    // group's pointers, each from DRAM after a cold start: the prep's latency chain is what a
+    // one-wave set waits for before its first token copy, bench/RESULTS.md), and each thread
+    // takes its items' groups from the lanes by shuffles. Every lane runs every shuffle (the
+    // loops are unrolled, memory operations predicated); no shared memory, no block barrier
+    // (a table in shared memory behind __syncthreads cost bench3 8 %).
+    const int lane = threadIdx.x & 31;
+    const unsigned char *ga = nullptr, *gsf = nullptr;
+    unsigned char *gws = nullptr;
+    int gk = 64, gp = 0x7FFFFFFF;
+    if (lane < ng) {
+      const GroupDesc &d = groups[lane];
+      ga = (const unsigned char *)d.a; gsf = (const unsigned char *)d.sfa; gws = (unsigned char *)d.ws;
+      gk = d.k; gp = d.prep0;
+    }
+    int gi[${PREP_U}];
+#pragma unroll
+    for (int u = 0; u < ${PREP_U}; u++) {   // the last group whose first item is <= item (as prep_group)
+      const int item = base + 256 * u;
+      gi[u] = 0;
+      for (int l = 1; l < ng; l++)
+        if (__shfl_sync(0xFFFFFFFFu, gp, l) <= item) gi[u] = l;
+    }
+    auto ptr_of = [&](int u) -> PrepPtr {
+      const int item = base + 256 * u;
+      const unsigned char *a = (const unsigned char *)__shfl_sync(0xFFFFFFFFu, (unsigned long long)ga, gi[u]);
+      const unsigned char *sfa = (const unsigned char *)__shfl_sync(0xFFFFFFFFu, (unsigned long long)gsf, gi[u]);
+      unsigned char *ws = (unsigned char *)__shfl_sync(0xFFFFFFFFu, (unsigned long long)gws, gi[u]);
+      const int K = __shfl_sync(0xFFFFFFFFu, gk, gi[u]), l = item - __shfl_sync(0xFFFFFFFFu, gp, gi[u]);
+      const int per_row = K / 16, m = l / per_row;
+      return prep_ptr(a, sfa, ws, m, l - m * per_row, K);
+    };
+    PrepIn in[${PREP_U}];
+#pragma unroll
+    for (int u = 0; u < ${PREP_U}; u++) {
+      const PrepPtr q = ptr_of(u);
+      if (base + 256 * u < items) prep_load(q, in[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < ${PREP_U}; u++) {
+      const PrepPtr q = ptr_of(u);
+      if (base + 256 * u < items) prep_store(q, in[u], t);
+    }
+    return;
+  }
   for (int u = 0; u < ${PREP_U};) {   // once unless the thread's items span groups
     const int item = base + 256 * u;
     if (item >= items) break;
-    const GroupDesc &g = groups[prep_group(groups, hdr->num_groups, item)];
+    const GroupDesc &g = groups[prep_group(groups, ng, item)];
     const int end = min(items, g.prep0 + g.m * (g.k / 16)), n = min(${PREP_U} - u, (end - item + 255) / 256);
     prep_run((const unsigned char *)g.a, (const unsigned char *)g.sfa, (unsigned char *)g.ws, g.k,
              item - g.prep0, n, t);

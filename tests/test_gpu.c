@@ -258,9 +258,10 @@ static void gpu_random_shapes(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
-/* Many groups: act16's grouped prep looks each work item's group up among 256 and 300 groups
- * (templates/sm90a_act16.cuh), random M from 0 (empty groups share their successor's first
- * item) */
+/* Many groups: act16's grouped prep takes each work item's group from the lanes of its warp up
+ * to 32 groups, by a search in global memory past that (templates/sm90a_act16.cuh); 32, 33,
+ * 256 and 300 groups, random M from 0 (empty groups share their successor's first item; small
+ * groups put several group boundaries inside one warp's items) */
 static void gpu_many_groups(void) {
     nvfp4jit_ctx *ctx = new_ctx();
     REQUIRE(ctx);
@@ -268,7 +269,7 @@ static void gpu_many_groups(void) {
     ref_rng r;
     ref_rng_seed(&r, fresh_seed());
     static int64_t shapes[300][3];
-    static const size_t counts[] = {256, 300};
+    static const size_t counts[] = {32, 33, 256, 300};
     const nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 128, 16, 128, 4, 1, NVFP4JIT_STRATEGY_ACT16};
     for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
         for (size_t i = 0; i < counts[c]; i++) {
