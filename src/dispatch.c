@@ -208,9 +208,11 @@ static nvfp4jit_status launch(nvfp4jit_plan *p, const drv_api *api, blob_slot *s
     if (sl->launch.prep_ctas) {
         NJ_RETURN_IF(p->ctx, !p->kernel->fn_prep, NVFP4JIT_ERR_INTERNAL,
                      "variant needs a prep kernel but its module has none");
+        /* (blob, MoeArgs, PrepTab): the table is the slot's, as immutable as its blob */
+        void *prep_args[] = {&sl->dev, &none, &sl->launch.prep_tab};
         DRV_CHECK(p->ctx, api,
                   cuLaunchKernel(p->kernel->fn_prep, sl->launch.prep_ctas, 1, 1,
-                                 sl->launch.prep_threads, 1, 1, 0, st, args, NULL),
+                                 sl->launch.prep_threads, 1, 1, 0, st, prep_args, NULL),
                   "cuLaunchKernel (prep)");
         /* the GEMM as the prep's programmatic dependent (PDL): its CTAs may launch once every
          * prep CTA has started and set up on the SMs the prep's last wave leaves free; its

@@ -389,6 +389,8 @@ static int sm90_params(const nvfp4jit_variant *v, tmpl_param *p, int cap) {
         PARAM("BLOB_HDR_SK_FLAGS", offsetof(act16_hdr, sk_flags));
         PARAM("MOE_ARGS_BYTES", sizeof(nj_moe_args));
         PARAM("PREP_CTA_ITEMS", NJ_ACT16_PREP_CTA_ITEMS);
+        PARAM("PREP_TAB_GROUPS", NJ_PREP_TAB_GROUPS);
+        PARAM("PREP_TAB_BYTES", sizeof(nj_prep_tab));
         PARAM("MIN_CTAS", sm90_ctas_per_sm(v));
         /* the ring unrolled with constant slots (act16 not listed in ring_fallback):
          * src/jit.c falls back to 0 where ptxas serialises its wgmma pipeline or it spills
@@ -716,6 +718,16 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
                      "problem set has more than 2^31 token values / 16 (act16 prep grid)");
     }
     act16_hdr hdr = {(int32_t)tiles, (int32_t)n, (int32_t)items, 0, mo, to, sizeof hdr, 0, 0, 0};
+    memset(&launch->prep_tab, 0, sizeof launch->prep_tab);
+    if (n <= NJ_PREP_TAB_GROUPS) { /* the prep's lookup from its parameter (family.h) */
+        launch->prep_tab.num_groups = (int32_t)n;
+        launch->prep_tab.items = (int32_t)items;
+        for (size_t i = 0; i < n; i++) {
+            act16_group d;
+            memcpy(&d, host + sizeof(act16_hdr) + sizeof d * i, sizeof d);
+            launch->prep_tab.g[i] = (nj_prep_group){d.a, d.sfa, d.ws, d.k, d.prep0};
+        }
+    }
     if (v->strategy == NVFP4JIT_STRATEGY_ACT16SK) {
         unsigned sms = ctx->device_sms > 0 ? (unsigned)ctx->device_sms
                                            : (unsigned)fam_sm90a.default_sms;

@@ -14,14 +14,33 @@
 /* Launch geometry and the device blob a family's kernel reads. The kernel's signature is
  *   extern "C" __global__ void <KERNEL_NAME>(const unsigned char *blob)
  * and it is launched with grid (num_ctas,1,1), block (threads,1,1), dyn_smem bytes. */
+/* sm_90a act16: the prep kernel's third parameter (templates/sm90a_act16.cuh PrepTab,
+ * __grid_constant__): for a grouped call of at most NJ_PREP_TAB_GROUPS groups, what the prep
+ * needs of each group, so that its first loads are the tokens themselves rather than the blob's
+ * header and then its group descriptors, two dependent memory round trips before them
+ * (bench/RESULTS.md, 2026-12-06). num_groups = 0: read the blob (more groups, or a MoE call). */
+#define NJ_PREP_TAB_GROUPS 32
+typedef struct nj_prep_group {
+    uint64_t a, sfa, ws; /* the group's tokens, their scales, its fp16 tokens in the workspace */
+    int32_t k, prep0;    /* K, the group's first prep item */
+} nj_prep_group;
+typedef struct nj_prep_tab {
+    int32_t num_groups, items, pad[2];
+    nj_prep_group g[NJ_PREP_TAB_GROUPS];
+} nj_prep_tab;
+_Static_assert(sizeof(nj_prep_group) == 32 && sizeof(nj_prep_tab) == 16 + 32 * 32,
+               "nj_prep_tab must match PrepTab");
+
 typedef struct fam_launch {
     unsigned num_ctas;
     unsigned threads;
     size_t dyn_smem;
-    /* optional first kernel <KERNEL_NAME>_prep(blob), launched before the main one on the
-     * same stream: prep_ctas x prep_threads threads, no dynamic shared memory; 0 = none */
+    /* optional first kernel <KERNEL_NAME>_prep(blob, MoeArgs, PrepTab), launched before the
+     * main one on the same stream: prep_ctas x prep_threads threads, no dynamic shared
+     * memory; 0 = none */
     unsigned prep_ctas;
     unsigned prep_threads;
+    nj_prep_tab prep_tab; /* its third parameter (num_groups 0: none) */
 } fam_launch;
 
 /* The second parameter of the sm_90a act16/act16p kernels and of their prep kernel

@@ -57,6 +57,7 @@ struct nvfp4jit_moe_plan {
     CUgraphExec exec;
     CUgraphNode node_prep;
     nj_moe_args prep_args, gemm_args;
+    nj_prep_tab no_tab; /* the prep's third parameter: unused by a MoE call, all zero */
 };
 
 static size_t scale_bytes(int64_t rows, int64_t k) {
@@ -286,7 +287,7 @@ static void moe_plan_free(nvfp4jit_moe_plan *p) {
 
 NVFP4JIT_API void nvfp4jit_moe_plan_destroy(nvfp4jit_moe_plan *p) { moe_plan_free(p); }
 
-/* The prep node's launch (params: blob and the call's MoeArgs). */
+/* The prep node's launch (params: blob, the call's MoeArgs and an empty PrepTab). */
 static void moe_prep_node(const nvfp4jit_moe_plan *p, CUDA_KERNEL_NODE_PARAMS *kp, void **params) {
     memset(kp, 0, sizeof *kp);
     kp->func = p->fn_prep;
@@ -306,7 +307,8 @@ static nvfp4jit_status moe_graph(nvfp4jit_moe_plan *p, const drv_api *api) {
     p->gemm_args.tiles = (uint64_t)p->tiles;
     DRV_CHECK(ctx, api, cuGraphCreate(&p->graph, 0), "cuGraphCreate (MoE)");
     CUDA_KERNEL_NODE_PARAMS kp;
-    void *prep_params[] = {&p->blob, &p->prep_args}, *gemm_params[] = {&p->blob, &p->gemm_args};
+    void *prep_params[] = {&p->blob, &p->prep_args, &p->no_tab};
+    void *gemm_params[] = {&p->blob, &p->gemm_args};
     moe_prep_node(p, &kp, prep_params);
     DRV_CHECK(ctx, api, cuGraphAddKernelNode(&p->node_prep, p->graph, NULL, 0, &kp),
               "cuGraphAddKernelNode (MoE prep)");
@@ -592,7 +594,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_run(nvfp4jit_moe_plan *p,
                      (int32_t)p->max_rows,
                      (int32_t)(p->sf_rows > INT_MAX ? INT_MAX : p->sf_rows),
                      (uint64_t)p->tiles};
-    void *prep_params[] = {&p->blob, &m};
+    void *prep_params[] = {&p->blob, &m, &p->no_tab};
     CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
     DRV_CHECK(ctx, api, cuStreamIsCapturing((CUstream)stream, &cap), "cuStreamIsCapturing");
     if (cap != CU_STREAM_CAPTURE_STATUS_NONE) {

@@ -97,6 +97,12 @@ struct MoeArgs {             // 64 bytes (src/family.h nj_moe_args); all 0: the 
   int max_rows, sf_rows;     // rows of A, C and the workspace; rows of the token-scale buffer
   int4 *tiles;               // the call's tile table (plan memory): written by prep, read by the GEMM
 };
+// The prep kernel's third parameter (src/family.h nj_prep_tab), __grid_constant__: for a grouped
+// call of up to ${PREP_TAB_GROUPS} groups, each group's fields the prep needs, so its first loads
+// are the tokens (the blob's header, then its group descriptors, were two dependent memory round
+// trips before them); num_groups 0: read the blob (more groups, or a MoE call).
+struct PrepGroup { const unsigned char *a, *sfa; unsigned char *ws; int k, prep0; };
+struct PrepTab { int num_groups, items, pad0, pad1; PrepGroup g[${PREP_TAB_GROUPS}]; };
 % local TILE_OF = SMEM_TILE_OF          -- act16p: the tile of each stage (an int each)
 % local MOE_OFF = SMEM_MOE_OFF          -- the end of the layout
 
@@ -119,6 +125,8 @@ static_assert(sizeof(Tile) == ${BLOB_TILE_BYTES}, "tile: src/fam_sm90.c blob_til
 static_assert(sizeof(Unit) == ${BLOB_UNIT_BYTES} && NJ_OFFSETOF(BlobHeader, sk_flags) == ${BLOB_HDR_SK_FLAGS},
               "act16sk unit and header: src/fam_sm90.c blob_unit, act16_hdr");
 static_assert(sizeof(MoeArgs) == ${MOE_ARGS_BYTES}, "MoeArgs: src/family.h nj_moe_args");
+static_assert(sizeof(PrepTab) == ${PREP_TAB_BYTES} && sizeof(PrepGroup) == 32 && ${PREP_TAB_GROUPS} <= 32,
+              "PrepTab: src/family.h nj_prep_tab (one group per lane)");
 static_assert(${KSUB} * 64 == ${BLOCK_K} && ${TOK_SUB} == ${BLOCK_N} * 64 * 2 && ${TOK_SUB} % 1024 == 0 &&
               ${TOK_BYTES} == ${KSUB} * ${TOK_SUB},
               "a token stage is KSUB TMA boxes of BLOCK_N rows x 64 halves, in whole 1024-byte swizzle atoms");
@@ -380,10 +388,13 @@ static __device__ __forceinline__ void moe_prep(const GroupDesc *groups, int E, 
 // (256, 3): three prep CTAs per SM, 79 registers; unrestricted ptxas gives the warp lookup below
 // 96 (two per SM), which cost prefill16-big's 602 MB prep 13 % (bench/RESULTS.md, 2026-12-06)
 extern "C" __global__ void __launch_bounds__(256, 3)
-${KERNEL_NAME}_prep(const unsigned char *__restrict__ blob, const MoeArgs moe) {
+${KERNEL_NAME}_prep(const unsigned char *__restrict__ blob, const MoeArgs moe,
+                   const __grid_constant__ PrepTab tab) {
   const BlobHeader *hdr = (const BlobHeader *)blob;
-  const GroupDesc *groups = (const GroupDesc *)(blob + hdr->groups_off);
+  // (read where needed: the grouped call's lookup from tab reads no blob field at all)
+  auto blob_groups = [&]() { return (const GroupDesc *)(blob + hdr->groups_off); };
   if (moe.offsets) {
+    const GroupDesc *groups = blob_groups();
     if (blockIdx.x == 0) moe_tiles(groups, hdr->num_groups, moe);
     else moe_prep(groups, hdr->num_groups, moe);
     // (PTX ISA griddepcontrol) the GEMM, launched as this kernel's programmatic dependent
@@ -407,24 +418,22 @@ ${KERNEL_NAME}_prep(const unsigned char *__restrict__ blob, const MoeArgs moe) {
     for (int i = threadIdx.x; i < hdr->sk_ctas; i += 256) flags[i] = 0;
   }
 % end
-  const int items = hdr->prep_items, t = threadIdx.x & 3, ng = hdr->num_groups;
+  const int t = threadIdx.x & 3;
   const int base = blockIdx.x * ${PREP_CTA_ITEMS} + threadIdx.x;   // int: src/fam_sm90.c ACT16_MAX_ITEMS
-  if (ng <= 32) {
-    // Up to 32 groups: lane g of each warp loads group g's fields, all at once (one memory round
-    // trip, where the binary search below takes a dependent one per step and one more for the
-    // group's pointers, each from DRAM after a cold start: the prep's latency chain is what a
+  if (tab.num_groups > 0) {
+    // Up to ${PREP_TAB_GROUPS} groups, from the parameter: lane g of each warp takes group g's
+    // fields (constant memory, no dependent global load: the prep's latency chain is what a
     // one-wave set waits for before its first token copy, bench/RESULTS.md), and each thread
     // takes its items' groups from the lanes by shuffles. Every lane runs every shuffle (the
     // loops are unrolled, memory operations predicated); no shared memory, no block barrier
     // (a table in shared memory behind __syncthreads cost bench3 8 %).
-    const int lane = threadIdx.x & 31;
+    const int items = tab.items, ng = tab.num_groups, lane = threadIdx.x & 31;
     const unsigned char *ga = nullptr, *gsf = nullptr;
     unsigned char *gws = nullptr;
     int gk = 64, gp = 0x7FFFFFFF;
     if (lane < ng) {
-      const GroupDesc &d = groups[lane];
-      ga = (const unsigned char *)d.a; gsf = (const unsigned char *)d.sfa; gws = (unsigned char *)d.ws;
-      gk = d.k; gp = d.prep0;
+      const PrepGroup &d = tab.g[lane];
+      ga = d.a; gsf = d.sfa; gws = d.ws; gk = d.k; gp = d.prep0;
     }
     int gi[${PREP_U}];
 #pragma unroll
@@ -456,6 +465,8 @@ ${KERNEL_NAME}_prep(const unsigned char *__restrict__ blob, const MoeArgs moe) {
     }
     return;
   }
+  const int items = hdr->prep_items, ng = hdr->num_groups;
+  const GroupDesc *groups = blob_groups();
   for (int u = 0; u < ${PREP_U};) {   // once unless the thread's items span groups
     const int item = base + 256 * u;
     if (item >= items) break;

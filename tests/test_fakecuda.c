@@ -40,7 +40,8 @@ static struct {
     char func[128];
     uint64_t blob;
     nj_moe_args moe;
-    nj_moe_args prep; /* the act16 prep kernel's (blob, MoeArgs) */
+    nj_moe_args prep; /* the act16 prep kernel's (blob, MoeArgs, PrepTab) */
+    nj_prep_tab tab;
     unsigned char amap[128]; /* the sm_100a MoE entry's token map */
     int nparams;
     long n;
@@ -78,8 +79,9 @@ static void hook(const char *func, void **params, int nparams, void *user) {
         if (nparams >= 2) memcpy(&seen.moe, params[1], sizeof seen.moe);
         else memset(&seen.moe, 0, sizeof seen.moe);
         if (exec_gemm && !seen.moe.status) run_on_cpu(seen.blob, nparams >= 2);
-    } else if (!strcmp(func, NJ_KERNEL_NAME "_prep") && nparams == 2) {
+    } else if (!strcmp(func, NJ_KERNEL_NAME "_prep") && nparams == 3) {
         memcpy(&seen.prep, params[1], sizeof seen.prep);
+        memcpy(&seen.tab, params[2], sizeof seen.tab);
     } else if (!strcmp(func, NJ_KERNEL_NAME "_moe") && nparams == 3) {
         memcpy(&seen.blob, params[0], 8); /* sm_100a MoE: (blob, MoeArgs, token map) */
         memcpy(&seen.moe, params[1], sizeof seen.moe);
@@ -349,6 +351,31 @@ static void t_plan_run(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
+/* The prep's table (its third parameter) describes exactly these groups, as the blob at `blob`
+ * does: @return 0 when it does. */
+static int tab_matches(const nj_prep_tab *t, const nvfp4jit_group *g, size_t n,
+                       const unsigned char *blob) {
+    int32_t items = 0, want = 0;
+    memcpy(&items, blob + 8, 4);
+    for (size_t i = 0; i < n; i++) want += (int32_t)(g[i].m * (g[i].k / 16));
+    if (t->num_groups != (int32_t)n || t->items != want || items != want) return 1;
+    int32_t p0 = 0;
+    uint64_t ws = t->g[0].ws;
+    for (size_t i = 0; i < n; i++) {
+        const nj_prep_group *e = &t->g[i];
+        uint64_t bws;
+        memcpy(&bws, blob + 64 + 64 * i + 40, 8); /* act16_group.ws */
+        if (e->a != g[i].a || e->sfa != g[i].sfa || e->k != (int32_t)g[i].k || e->prep0 != p0 ||
+            e->ws != ws || e->ws != bws)
+            return 1;
+        p0 += (int32_t)(g[i].m * (g[i].k / 16));
+        ws += (uint64_t)(g[i].m * g[i].k * 2);
+    }
+    for (size_t i = n; i < NJ_PREP_TAB_GROUPS; i++)
+        if (t->g[i].a || t->g[i].sfa || t->g[i].ws || t->g[i].k || t->g[i].prep0) return 1;
+    return 0;
+}
+
 static void t_capture(void) {
     SETUP();
     const drv_api *api = fk.api;
@@ -380,8 +407,13 @@ static void t_capture(void) {
             CHECK(b.live_dev_allocs == a.live_dev_allocs);
         CUgraphExec ex = NULL;
         CHECK(api->cuGraphInstantiate(&ex, g, 0) == CUDA_SUCCESS);
+        /* an eager call in between: the replay still carries the captured groups' prep table */
+        CHECK(nvfp4jit_plan_run(p, s.g, 3, st) == NVFP4JIT_OK);
+        CHECK(tab_matches(&seen.tab, s.g, 3, (const unsigned char *)(uintptr_t)seen.blob) == 0);
+        b = stats();
         CHECK(api->cuGraphLaunch(ex, st) == CUDA_SUCCESS);
         CHECK(stats().launches == b.launches + 2);
+        CHECK(tab_matches(&seen.tab, s2.g, 3, (const unsigned char *)(uintptr_t)seen.blob) == 0);
         api->cuGraphExecDestroy(ex);
         api->cuGraphDestroy(g);
     }
@@ -432,6 +464,19 @@ static void t_act16(void) {
     CHECK(h[0] == 1 * 1 + 2 * 5 && h[1] == 3 && h[2] == 5 * 128 / 16 + 130 * 256 / 16);
     CHECKF(a.params == 2 && a.params_bytes == 8 + sizeof(nj_moe_args), "params %d (%zu bytes)",
            a.params, a.params_bytes); /* act16: (blob, MoeArgs) */
+    /* the prep's table: this call's groups, also after new token pointers (a new slot) and
+     * back (the first slot again, with its own table) */
+    CHECK(tab_matches(&seen.tab, s.g, 3, blob) == 0);
+    {
+        gset s3 = s;
+        s3.g[0].a += 4096;
+        s3.g[2].sfa += 512;
+        CHECK(nvfp4jit_plan_run(p, s3.g, 3, NULL) == NVFP4JIT_OK);
+        CHECK(tab_matches(&seen.tab, s3.g, 3, (const unsigned char *)(uintptr_t)seen.blob) == 0);
+        CHECK(nvfp4jit_plan_run(p, s.g, 3, NULL) == NVFP4JIT_OK);
+        CHECK(tab_matches(&seen.tab, s.g, 3, (const unsigned char *)(uintptr_t)seen.blob) == 0);
+        a = stats();
+    }
     const fakecuda_tmap *tok = tmap(blob, maps_off, 2, 0), *w = tmap(blob, maps_off, 2, 1),
                         *sf = tmap(blob, maps_off, 2, 2);
     CHECK(tok->magic == FAKECUDA_TMAP_MAGIC && tok->type == CU_TENSOR_MAP_DATA_TYPE_FLOAT16);

@@ -191,7 +191,8 @@ typedef struct fk_obj {
     size_t image_size;
     /* graphs / execs */
     long nodes;
-    struct fk_knode *kn; /* kernel nodes added by cuGraphAddKernelNode (a built graph) */
+    struct fk_knode *kn; /* kernel nodes: added by cuGraphAddKernelNode, or captured
+                          * (a stream's: those of the capture under way) */
     int nkn;
 } fk_obj;
 
@@ -716,6 +717,27 @@ static CUresult do_launch(const char *api, CUfunction fn, unsigned gx, unsigned 
     if (!run) {
         s->cap_nodes++;
         g_st.captured_nodes++;
+        /* the captured launch becomes a kernel node of the graph: cuGraphLaunch runs the hook
+         * with the parameters as they were captured */
+        fk_knode *kn = f->nparams <= 64 && f->pbytes <= FK_NODE_PARAMS
+                           ? realloc(s->kn, sizeof *kn * (size_t)(s->nkn + 1))
+                           : NULL;
+        if (kn) {
+            s->kn = kn;
+            fk_knode *n = &kn[s->nkn++];
+            memset(n, 0, sizeof *n);
+            n->fn = fn;
+            n->grid[0] = gx, n->grid[1] = gy, n->grid[2] = gz;
+            n->block[0] = bx, n->block[1] = by, n->block[2] = bz;
+            n->smem = smem;
+            n->np = f->nparams > 0 ? f->nparams : 0;
+            size_t at = 0;
+            for (int i = 0; i < n->np; i++) {
+                n->psize[i] = f->psize[i];
+                memcpy(n->bytes + at, params[i], f->psize[i]);
+                at += f->psize[i];
+            }
+        }
     } else {
         g_st.launches++;
         if (coop) g_st.coop_launches++;
@@ -1100,6 +1122,9 @@ FK_API CUresult cuStreamBeginCapture(CUstream st, CUstreamCaptureMode mode) {
         s->cap = CU_STREAM_CAPTURE_STATUS_ACTIVE;
         s->cap_global = mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
         s->cap_nodes = 0;
+        free(s->kn); /* the kernel nodes of this capture (cuStreamEndCapture hands them over) */
+        s->kn = NULL;
+        s->nkn = 0;
         if (s->cap_global) g_global_captures++;
     }
     UNLOCK();
@@ -1129,6 +1154,10 @@ FK_API CUresult cuStreamEndCapture(CUstream st, CUgraph *g) {
                 r = CUDA_ERROR_OUT_OF_MEMORY;
             } else {
                 o->nodes = s->cap_nodes;
+                o->kn = s->kn;
+                o->nkn = s->nkn;
+                s->kn = NULL;
+                s->nkn = 0;
                 g_st.live_graphs++;
                 *g = (CUgraph)(void *)o;
             }
