@@ -425,7 +425,9 @@ typedef struct nvfp4jit_tune_options {
     /** Wall-clock budget in seconds for compiling and timing; candidates not started when it
      *  runs out are skipped (the heuristic's first choice is always timed). 0: no limit. */
     double time_limit_s;
-    /** Timed launches per candidate, each between two CUDA events; the median is used.
+    /** Timed launches per candidate, each between two CUDA events and each after the L2 is
+     *  flushed (twice the device's L2 overwritten outside the events, as `nvfp4jit bench`
+     *  times; without the memory for it, a warning and a warm L2); the median is used.
      *  0: 20; values below 10 are raised to 10. */
     int iters;
     /** Untimed launches per candidate before timing. 0: 3. */

@@ -30,6 +30,9 @@
 #define TUNE_ACC_EPS(k) (((double)(k) / 16 + 4) / 16777216.0) /* fp32 accumulation, as tests */
 #define TUNE_CHECK_BUDGET 4e9                                  /* multiply-adds of the check */
 #define TUNE_TIE 0.03
+/* the L2 flush between timed launches where the driver does not give the L2's size: as
+ * tools/cmd_bench.c FLUSH_BYTES */
+#define TUNE_FLUSH_DEFAULT ((size_t)256 << 20)
 
 typedef struct tune_cand {
     heur_cand h;
@@ -92,12 +95,20 @@ static void *compile_worker(void *u) {
     return NULL;
 }
 
-/* Time one plan: warmup untimed launches, then iters between event pairs. */
+/* Time one plan: warmup untimed launches, then iters between event pairs, each after the L2
+ * is flushed (flush_bytes of flush overwritten on the stream, outside the events; flush 0:
+ * none), as `nvfp4jit bench` times: a grouped GEMM of an MoE layer finds its weights in DRAM,
+ * and back-to-back launches of a set that fits in L2 would rank variants by a warm L2 that
+ * real calls do not have. */
 static nvfp4jit_status time_plan(nvfp4jit_ctx *ctx, const drv_api *api, nvfp4jit_plan *plan,
                                  const nvfp4jit_group *g, size_t n, CUstream st, CUevent *ev,
-                                 int warmup, int iters, double *med, double *mn) {
+                                 CUdeviceptr flush, size_t flush_bytes, int warmup, int iters,
+                                 double *med, double *mn) {
     for (int i = 0; i < warmup; i++) NJ_FORWARD_IF_ERROR(nj_plan_run(plan, g, n, st));
     for (int i = 0; i < iters; i++) {
+        if (flush)
+            DRV_CHECK(ctx, api, cuMemsetD8Async(flush, (unsigned char)i, flush_bytes, st),
+                      "cuMemsetD8Async (L2 flush)");
         DRV_CHECK(ctx, api, cuEventRecord(ev[2 * i], st), "cuEventRecord");
         NJ_FORWARD_IF_ERROR(nj_plan_run(plan, g, n, st));
         DRV_CHECK(ctx, api, cuEventRecord(ev[2 * i + 1], st), "cuEventRecord");
@@ -248,6 +259,8 @@ typedef struct tuner {
     size_t k;
     CUstream st;
     CUevent *ev; /* 2 * iters: a pair per timed run */
+    CUdeviceptr flush; /* the L2 flush buffer (0: none could be allocated) */
+    size_t flush_bytes;
 } tuner;
 
 /* Check the arguments and options, apply the defaults, open the device (the driver, a current
@@ -409,6 +422,20 @@ static nvfp4jit_status tuner_time(tuner *t) {
     DRV_CHECK(ctx, api, cuStreamCreate(&t->st, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     for (int i = 0; i < 2 * t->iters; i++)
         DRV_CHECK(ctx, api, cuEventCreate(&t->ev[i], CU_EVENT_DEFAULT), "cuEventCreate");
+    /* the L2 flush buffer: twice the device's L2 (TUNE_FLUSH_DEFAULT where the driver does not
+     * say); without the memory, candidates are timed with a warm L2, with a warning */
+    CUdevice dev;
+    int l2 = 0;
+    if (api->cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
+        api->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev) != CUDA_SUCCESS)
+        l2 = 0;
+    t->flush_bytes = l2 > 0 ? 2 * (size_t)l2 : TUNE_FLUSH_DEFAULT;
+    if (api->cuMemAlloc(&t->flush, t->flush_bytes) != CUDA_SUCCESS) {
+        t->flush = 0;
+        nj_warn(ctx, "tune: no %zu MiB of device memory for the L2 flush; candidates are timed "
+                     "with a warm L2 (their times are lower than bench's)",
+                t->flush_bytes >> 20);
+    }
     size_t timed = 0;
     for (size_t i = 0; i < t->k; i++) {
         tune_cand *c = &t->c[i];
@@ -422,8 +449,8 @@ static nvfp4jit_status tuner_time(tuner *t) {
         nvfp4jit_plan *plan = NULL;
         nvfp4jit_status s = nj_plan_create(ctx, t->arch, t->g, t->n, &c->h.v, &plan);
         if (s == NVFP4JIT_OK)
-            s = time_plan(ctx, api, plan, t->g, t->n, t->st, t->ev, t->warmup, t->iters,
-                          &c->med, &c->min);
+            s = time_plan(ctx, api, plan, t->g, t->n, t->st, t->ev, t->flush, t->flush_bytes,
+                          t->warmup, t->iters, &c->med, &c->min);
         if (s != NVFP4JIT_OK) {
             char name[96], failmsg[1024];
             nj_variant_format(&c->h.v, name, sizeof name);
@@ -553,6 +580,7 @@ static void tuner_free(tuner *t) {
         free(t->ev);
     }
     if (t->st) t->api->cuStreamDestroy(t->st);
+    if (t->flush) t->api->cuMemFree(t->flush);
     free(t->c);
 }
 

@@ -1257,10 +1257,14 @@ static void t_tune(void) {
     nvfp4jit_variant best;
     double us = 0;
     exec_gemm = 1;
+    long memsets = stats().memsets;
     nvfp4jit_status st = nvfp4jit_tune(ctx, NVFP4JIT_ARCH_SM90A, s.g, 2, &o, &best, &us);
     exec_gemm = 0;
     CHECKF(st == NVFP4JIT_OK, "%s: %s", nvfp4jit_status_string(st), nvfp4jit_last_error(ctx));
     CHECK(nres == 3 && us > 0);
+    /* every timed launch after an L2 flush (the fake's L2: 1 MiB, flushed by 2 MiB) */
+    CHECKF(stats().memsets - memsets >= 3 * 10, "%ld memsets for 3 x 10 timed launches",
+           stats().memsets - memsets);
     int winners = 0;
     for (size_t i = 0; i < nres && i < 3; i++) winners += res[i].winner;
     CHECK(winners == 1);
