@@ -428,7 +428,10 @@ typedef struct nvfp4jit_tune_options {
     /** Timed launches per candidate, each between two CUDA events and each after the L2 is
      *  flushed (twice the device's L2 overwritten outside the events, as `nvfp4jit bench`
      *  times; without the memory for it, a warning and a warm L2); the median is used.
-     *  0: 20; values below 10 are raised to 10. */
+     *  The candidates are timed in turn, one launch of each per round (their plans, each
+     *  with its own workspace, are alive together meanwhile): during a long run the GPU's
+     *  clocks fall under its power cap, and candidates timed one after the other would be
+     *  ranked by their place in the order. 0: 20; values below 10 are raised to 10. */
     int iters;
     /** Untimed launches per candidate before timing. 0: 3. */
     int warmup;

@@ -95,38 +95,19 @@ static void *compile_worker(void *u) {
     return NULL;
 }
 
-/* Time one plan: warmup untimed launches, then iters between event pairs, each after the L2
- * is flushed (flush_bytes of flush overwritten on the stream, outside the events; flush 0:
- * none), as `nvfp4jit bench` times: a grouped GEMM of an MoE layer finds its weights in DRAM,
- * and back-to-back launches of a set that fits in L2 would rank variants by a warm L2 that
- * real calls do not have. */
-static nvfp4jit_status time_plan(nvfp4jit_ctx *ctx, const drv_api *api, nvfp4jit_plan *plan,
-                                 const nvfp4jit_group *g, size_t n, CUstream st, CUevent *ev,
-                                 CUdeviceptr flush, size_t flush_bytes, int warmup, int iters,
-                                 double *med, double *mn) {
-    for (int i = 0; i < warmup; i++) NJ_FORWARD_IF_ERROR(nj_plan_run(plan, g, n, st));
-    for (int i = 0; i < iters; i++) {
-        if (flush)
-            DRV_CHECK(ctx, api, cuMemsetD8Async(flush, (unsigned char)i, flush_bytes, st),
-                      "cuMemsetD8Async (L2 flush)");
-        DRV_CHECK(ctx, api, cuEventRecord(ev[2 * i], st), "cuEventRecord");
-        NJ_FORWARD_IF_ERROR(nj_plan_run(plan, g, n, st));
-        DRV_CHECK(ctx, api, cuEventRecord(ev[2 * i + 1], st), "cuEventRecord");
-    }
-    DRV_CHECK(ctx, api, cuStreamSynchronize(st), "cuStreamSynchronize (a launch failed)");
-    double *us = malloc((size_t)iters * sizeof *us);
-    NJ_RETURN_IF(ctx, !us, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (timing)");
-    for (int i = 0; i < iters; i++) {
-        float ms = 0;
-        CUresult r = api->cuEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]);
-        if (r != CUDA_SUCCESS) {
-            free(us);
-            return drv_fail(ctx, r, "cuEventElapsedTime");
-        }
-        us[i] = (double)ms * 1e3;
-    }
-    /* insertion sort: iters is small */
-    for (int i = 1; i < iters; i++) {
+/* A driver call in a function that cleans up at `out`: on failure s = the error, goto out. */
+#define DRV_CHECK_GOTO(s, ctx, api, call, what)                                              \
+    do {                                                                                     \
+        CUresult drv_r_ = (api)->call;                                                       \
+        if (drv_r_ != CUDA_SUCCESS) {                                                        \
+            (s) = drv_fail((ctx), drv_r_, (what));                                           \
+            goto out;                                                                        \
+        }                                                                                    \
+    } while (0)
+
+/* Sort us[0..n) ascending (insertion sort: n is small). @return the median. */
+static double sorted_median(double *us, int n) {
+    for (int i = 1; i < n; i++) {
         double x = us[i];
         int j = i - 1;
         while (j >= 0 && us[j] > x) {
@@ -135,8 +116,53 @@ static nvfp4jit_status time_plan(nvfp4jit_ctx *ctx, const drv_api *api, nvfp4jit
         }
         us[j + 1] = x;
     }
-    *med = iters % 2 ? us[iters / 2] : 0.5 * (us[iters / 2 - 1] + us[iters / 2]);
-    *mn = us[0];
+    return n % 2 ? us[n / 2] : 0.5 * (us[n / 2 - 1] + us[n / 2]);
+}
+
+/* Time m plans together: warmup untimed launches of each, then iters rounds in which every
+ * plan runs once, in turn, between its own event pair (ev: 2 * iters * m), each launch after
+ * the L2 is flushed (flush_bytes of flush overwritten on the stream, outside the events; flush
+ * 0: none), as `nvfp4jit bench` times. Cold L2: a grouped GEMM of an MoE layer finds its
+ * weights in DRAM, and back-to-back launches of a set that fits in L2 would rank variants by a
+ * warm L2 that real calls do not have. In turn: during a long run the GPU's clocks fall under
+ * its power cap (342 -> 412 us for one variant timed three times in a row on prefill8-up, an
+ * H100, bench/RESULTS.md 2026-12-06), so candidates timed one after the other would be ranked
+ * by their place in the order; in turn, the fall reaches each alike. med[j], mn[j]: plan j's
+ * median and fastest launch, in us. */
+static nvfp4jit_status time_plans(nvfp4jit_ctx *ctx, const drv_api *api, nvfp4jit_plan **plans,
+                                  size_t m, const nvfp4jit_group *g, size_t n, CUstream st,
+                                  CUevent *ev, CUdeviceptr flush, size_t flush_bytes, int warmup,
+                                  int iters, double *med, double *mn) {
+    for (size_t j = 0; j < m; j++)
+        for (int i = 0; i < warmup; i++) NJ_FORWARD_IF_ERROR(nj_plan_run(plans[j], g, n, st));
+    for (int i = 0; i < iters; i++) {
+        for (size_t j = 0; j < m; j++) {
+            CUevent *e = &ev[2 * ((size_t)i * m + j)];
+            if (flush)
+                DRV_CHECK(ctx, api, cuMemsetD8Async(flush, (unsigned char)i, flush_bytes, st),
+                          "cuMemsetD8Async (L2 flush)");
+            DRV_CHECK(ctx, api, cuEventRecord(e[0], st), "cuEventRecord");
+            NJ_FORWARD_IF_ERROR(nj_plan_run(plans[j], g, n, st));
+            DRV_CHECK(ctx, api, cuEventRecord(e[1], st), "cuEventRecord");
+        }
+    }
+    DRV_CHECK(ctx, api, cuStreamSynchronize(st), "cuStreamSynchronize (a launch failed)");
+    double *us = malloc((size_t)iters * sizeof *us);
+    NJ_RETURN_IF(ctx, !us, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (timing)");
+    for (size_t j = 0; j < m; j++) {
+        for (int i = 0; i < iters; i++) {
+            float ms = 0;
+            CUevent *e = &ev[2 * ((size_t)i * m + j)];
+            CUresult r = api->cuEventElapsedTime(&ms, e[0], e[1]);
+            if (r != CUDA_SUCCESS) {
+                free(us);
+                return drv_fail(ctx, r, "cuEventElapsedTime");
+            }
+            us[i] = (double)ms * 1e3;
+        }
+        med[j] = sorted_median(us, iters);
+        mn[j] = us[0];
+    }
     free(us);
     return NVFP4JIT_OK;
 }
@@ -258,7 +284,8 @@ typedef struct tuner {
     tune_cand *c;       /* the heuristic's best k, in its order */
     size_t k;
     CUstream st;
-    CUevent *ev; /* 2 * iters: a pair per timed run */
+    CUevent *ev; /* nev = 2 * iters * timed candidates: a pair per timed run */
+    size_t nev;
     CUdeviceptr flush; /* the L2 flush buffer (0: none could be allocated) */
     size_t flush_bytes;
 } tuner;
@@ -417,11 +444,17 @@ static void tuner_compile(tuner *t) {
 static nvfp4jit_status tuner_time(tuner *t) {
     nvfp4jit_ctx *ctx = t->ctx;
     const drv_api *api = t->api;
-    t->ev = calloc((size_t)t->iters * 2, sizeof *t->ev);
-    NJ_RETURN_IF(ctx, !t->ev, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (events)");
-    DRV_CHECK(ctx, api, cuStreamCreate(&t->st, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-    for (int i = 0; i < 2 * t->iters; i++)
-        DRV_CHECK(ctx, api, cuEventCreate(&t->ev[i], CU_EVENT_DEFAULT), "cuEventCreate");
+    /* the compiled candidates, each with a plan, all alive while they are timed in turn */
+    nvfp4jit_plan **plans = calloc(t->k ? t->k : 1, sizeof *plans);
+    size_t *idx = calloc(t->k ? t->k : 1, sizeof *idx);
+    double *med = calloc(t->k ? t->k : 1, sizeof *med), *mn = calloc(t->k ? t->k : 1, sizeof *mn);
+    size_t m = 0;
+    nvfp4jit_status s = NVFP4JIT_OK;
+    if (!plans || !idx || !med || !mn) {
+        s = nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (tune)");
+        goto out;
+    }
+    DRV_CHECK_GOTO(s, ctx, api, cuStreamCreate(&t->st, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     /* the L2 flush buffer: twice the device's L2 (TUNE_FLUSH_DEFAULT where the driver does not
      * say); without the memory, candidates are timed with a warm L2, with a warning */
     CUdevice dev;
@@ -436,48 +469,68 @@ static nvfp4jit_status tuner_time(tuner *t) {
                      "with a warm L2 (their times are lower than bench's)",
                 t->flush_bytes >> 20);
     }
-    size_t timed = 0;
     for (size_t i = 0; i < t->k; i++) {
         tune_cand *c = &t->c[i];
-        progress_bar(t->progress, "time", i, t->k);
         if (!c->compiled) continue;
         if (i > 0 && t->deadline_ms > 0 && nj_now_ms() > t->deadline_ms) {
             c->st = NVFP4JIT_ERR_NOT_FOUND;
             snprintf(c->err, sizeof c->err, "time limit reached before timing");
             continue;
         }
-        nvfp4jit_plan *plan = NULL;
-        nvfp4jit_status s = nj_plan_create(ctx, t->arch, t->g, t->n, &c->h.v, &plan);
-        if (s == NVFP4JIT_OK)
-            s = time_plan(ctx, api, plan, t->g, t->n, t->st, t->ev, t->flush, t->flush_bytes,
-                          t->warmup, t->iters, &c->med, &c->min);
+        s = nj_plan_create(ctx, t->arch, t->g, t->n, &c->h.v, &plans[m]);
         if (s != NVFP4JIT_OK) {
             char name[96], failmsg[1024];
             nj_variant_format(&c->h.v, name, sizeof name);
-            snprintf(failmsg, sizeof failmsg, "timing %s: %.900s", name,
-                     ctx->msg);
-            api->cuStreamSynchronize(t->st);
-            nj_plan_destroy(plan);
-            return nj_fail(ctx, s, "%s", failmsg);
+            snprintf(failmsg, sizeof failmsg, "timing %s: %.900s", name, ctx->msg);
+            s = nj_fail(ctx, s, "%s", failmsg);
+            goto out;
         }
-        api->cuStreamSynchronize(t->st);
-        nj_plan_destroy(plan);
-        timed++;
+        idx[m++] = i;
+    }
+    if (m == 0) {
+        /* every candidate failed to compile: report the first error */
+        nvfp4jit_status fail = t->c[0].st != NVFP4JIT_OK ? t->c[0].st : NVFP4JIT_ERR_INTERNAL;
+        s = nj_fail(ctx, fail, "no candidate could be compiled; the first: %s", t->c[0].err);
+        goto out;
+    }
+    t->nev = 2 * (size_t)t->iters * m;
+    t->ev = calloc(t->nev, sizeof *t->ev);
+    if (!t->ev) {
+        t->nev = 0;
+        s = nj_fail(ctx, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (events)");
+        goto out;
+    }
+    for (size_t i = 0; i < t->nev; i++)
+        DRV_CHECK_GOTO(s, ctx, api, cuEventCreate(&t->ev[i], CU_EVENT_DEFAULT), "cuEventCreate");
+    progress_bar(t->progress, "time", 0, m);
+    s = time_plans(ctx, api, plans, m, t->g, t->n, t->st, t->ev, t->flush, t->flush_bytes,
+                   t->warmup, t->iters, med, mn);
+    if (s != NVFP4JIT_OK) {
+        char failmsg[1024];
+        snprintf(failmsg, sizeof failmsg, "timing the candidates: %.900s", ctx->msg);
+        s = nj_fail(ctx, s, "%s", failmsg);
+        goto out;
+    }
+    progress_bar(t->progress, "time", m, m);
+    for (size_t j = 0; j < m; j++) {
+        tune_cand *c = &t->c[idx[j]];
+        c->med = med[j];
+        c->min = mn[j];
         if (t->o.verbose) {
             char name[96];
             nj_variant_format(&c->h.v, name, sizeof name);
-            if (t->progress) fputc('\n', stderr);
             fprintf(stderr, "nvfp4jit tune: #%zu %-28s est %9.2f us  median %9.2f us  min %9.2f us\n",
-                    i + 1, name, c->h.est_us, c->med, c->min);
+                    idx[j] + 1, name, c->h.est_us, c->med, c->min);
         }
     }
-    progress_bar(t->progress, "time", t->k, t->k);
-    if (timed == 0) {
-        /* every candidate failed to compile: report the first error */
-        nvfp4jit_status fail = t->c[0].st != NVFP4JIT_OK ? t->c[0].st : NVFP4JIT_ERR_INTERNAL;
-        return nj_fail(ctx, fail, "no candidate could be compiled; the first: %s", t->c[0].err);
-    }
-    return NVFP4JIT_OK;
+out:
+    if (t->st) api->cuStreamSynchronize(t->st);
+    for (size_t j = 0; j < m; j++) nj_plan_destroy(plans[j]);
+    free(plans);
+    free(idx);
+    free(med);
+    free(mn);
+    return s;
 }
 
 /* Choose: the fastest median; ties within TUNE_TIE go to the better heuristic rank. The pick
@@ -575,7 +628,7 @@ static void tuner_report(const tuner *t, nvfp4jit_status fail, const nvfp4jit_va
 
 static void tuner_free(tuner *t) {
     if (t->ev) {
-        for (int i = 0; i < 2 * t->iters; i++)
+        for (size_t i = 0; i < t->nev; i++)
             if (t->ev[i]) t->api->cuEventDestroy(t->ev[i]);
         free(t->ev);
     }

@@ -30,6 +30,7 @@ static struct {
     void (*hook)(fakecuda_launch_hook, void *);
     void (*pending)(int);
     void (*set_sms)(int);
+    void (*set_drift)(int);
     void (*set_cc)(int); /* NULL: a fake without it (the sm_100a test skips) */
     char cache[4096];
     int own_cache;
@@ -105,9 +106,12 @@ static int setup(void) {
     *(void **)&fk.hook = dlsym(h, "fakecuda_set_launch_hook");
     *(void **)&fk.pending = dlsym(h, "fakecuda_set_events_pending");
     *(void **)&fk.set_sms = dlsym(h, "fakecuda_set_sms");
+    *(void **)&fk.set_drift = dlsym(h, "fakecuda_set_drift");
     *(void **)&fk.set_cc = dlsym(h, "fakecuda_set_cc");
     dlclose(h); /* still loaded by the library */
-    if (!fk.stats || !fk.calls || !fk.fail || !fk.hook || !fk.pending || !fk.set_sms) return 0;
+    if (!fk.stats || !fk.calls || !fk.fail || !fk.hook || !fk.pending || !fk.set_sms ||
+        !fk.set_drift)
+        return 0;
     fk.hook(hook, NULL);
     /* one cache directory for the area: below the run's NVFP4JIT_CACHE_DIR (tools/test.sh
      * removes it), else a temporary one removed by the last test */
@@ -1276,8 +1280,22 @@ static void t_tune(void) {
     CHECK(!memcmp(nvfp4jit_plan_variant(p, &ch), &best, sizeof best) &&
           ch == NVFP4JIT_CHOICE_TUNED);
     nvfp4jit_plan_destroy(p);
-    /* launches that compute nothing: every candidate fails the check */
+    /* a GPU that slows down during the run (each interval 0.1 % longer per event recorded
+     * before it): timed in turn, the candidates (equally fast on the fake) get medians within
+     * 1 % of each other; timed one after the other they were ~3 % apart per place */
     o.no_store = 1;
+    fk.set_drift(10);
+    exec_gemm = 1;
+    st = nvfp4jit_tune(ctx, NVFP4JIT_ARCH_SM90A, s.g, 2, &o, &best, &us);
+    exec_gemm = 0;
+    fk.set_drift(0);
+    CHECKF(st == NVFP4JIT_OK && nres == 3, "%s: %s", nvfp4jit_status_string(st),
+           nvfp4jit_last_error(ctx));
+    for (size_t i = 1; i < nres && i < 3; i++)
+        CHECKF(res[0].median_us > 0 && fabs(res[i].median_us / res[0].median_us - 1) < 0.01,
+               "candidate %zu: %.3f us, the first %.3f us", i, res[i].median_us,
+               res[0].median_us);
+    /* launches that compute nothing: every candidate fails the check */
     memset((void *)(uintptr_t)s.g[0].c, 0xFF, 24 * 64 * 2); /* fp16 NaN */
     st = nvfp4jit_tune(ctx, NVFP4JIT_ARCH_SM90A, s.g, 2, &o, &best, &us);
     CHECKF(st == NVFP4JIT_ERR_INTERNAL, "%s: %s", nvfp4jit_status_string(st),
@@ -1410,6 +1428,46 @@ static void t_env(void) {
                out);
         CHECKF(rc == cases[i].rc, "%s: rc %d, output:\n%s", cases[i].env, rc, out);
     }
+}
+
+/* bench under a GPU that slows down as it runs (FAKECUDA_DRIFT: each interval 0.1 % longer
+ * per event recorded before it): implementations timed one after the other would differ by
+ * their place in the order (two copies of one variant: the second ~15 % slower here); timed
+ * alternately in one loop they agree, and so do a graph replay and an eager call. */
+static void t_bench_drift(void) {
+    SETUP();
+    const char *drv = getenv("NVFP4JIT_CUDA_DRIVER");
+    char cmd[8192], out[65536];
+    snprintf(cmd, sizeof cmd,
+             "env NVFP4JIT_CUDA_DRIVER='%s' FAKECUDA_DRIFT=10 '%s' --cache-dir '%s' bench "
+             "--no-cublas --groups 8x64x128,3x64x128 --variant auto,auto --iters 20",
+             drv, tu_tool(), fk.cache);
+    int rc = tu_run(cmd, out, sizeof out);
+    if (rc != 0) {
+        CHECKF(rc == 0, "rc %d, output:\n%s", rc, out);
+        return;
+    }
+    double row[2] = {0, 0}, rep[2] = {0, 0}, eag[2] = {0, 0};
+    int nrow = 0, nrep = 0;
+    for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        double a, b;
+        if (nrow < 2 && sscanf(l, " nvfp4jit %*s %lf", &a) == 1) row[nrow++] = a;
+        const char *g = strstr(l, "(GPU ");
+        if (nrep < 2 && g && (!strchr(l, '\n') || g < strchr(l, '\n')) &&
+            sscanf(g, "(GPU %lf us per replay, %lf eager", &a, &b) == 2) {
+            rep[nrep] = a;
+            eag[nrep++] = b;
+        }
+    }
+    if (nrow != 2 || nrep != 2) {
+        CHECKF(nrow == 2 && nrep == 2, "rows %d, replay lines %d, output:\n%s", nrow, nrep, out);
+        return;
+    }
+    CHECKF(row[0] > 0 && fabs(row[1] / row[0] - 1) < 0.01, "the same variant: %.3f and %.3f us",
+           row[0], row[1]);
+    for (int i = 0; i < 2; i++)
+        CHECKF(eag[i] > 0 && fabs(rep[i] / eag[i] - 1) < 0.01, "replay %.3f against eager %.3f us",
+               rep[i], eag[i]);
 }
 
 /* The same sweep for a run under a global-mode capture, and for MoE plan creation. */
@@ -1546,6 +1604,7 @@ const test_case tests_fakecuda[] = {
     {"faults_sweep", t_faults_sweep},
     {"faults_sweep_capture_moe", t_faults_sweep_capture_moe},
     {"env", t_env},
+    {"bench_drift", t_bench_drift},
     {"cleanup", t_cleanup},
     {0, 0},
 };

@@ -151,9 +151,12 @@ static double host_us(void) {
  * synchronisation inside the burst): out[0] plan_run with the same pointers as the last call,
  * out[1] with new pointers every call (two sets of C buffers, alternating; a burst of 12,
  * below the plan's 16 upload buffers), out[2] cuGraphLaunch of a captured plan_run; out[3]
- * the GPU time of one graph replay (events, cold L2, median). @return 0 or 1 after a message. */
+ * the GPU time of one graph replay and out[4] of one eager plan_run, timed alternately in one
+ * loop (events, cold L2, medians): timed one after the other, the later one ran on a GPU that
+ * had been busy longer and was up to 10 % slower on the long sets (bench/RESULTS.md,
+ * 2026-12-06). @return 0 or 1 after a message. */
 static int host_times(const char *cmd, tool_dev *dev, nvfp4jit_plan *plan, tool_data *d,
-                      int iters, CUdeviceptr flush, double out[4]) {
+                      int iters, CUdeviceptr flush, double out[5]) {
     const tool_cuda *api = dev->api;
     nvfp4jit_ctx *ctx = dev->ctx;
     nvfp4jit_group *g2 = malloc(d->n * sizeof *g2);
@@ -215,7 +218,16 @@ static int host_times(const char *cmd, tool_dev *dev, nvfp4jit_plan *plan, tool_
     out[2] = (host_us() - t0) / iters;
     api->cuStreamSynchronize(dev->stream);
     double mn;
-    if (!rc) rc = tool_time(cmd, dev, run_graph, &gr, 3, iters, flush, FLUSH_BYTES, &out[3], &mn);
+    if (!rc) {
+        run_ctx eager = {cmd, plan, d, dev};
+        const tool_work_fn fns[2] = {run_graph, run_nvfp4};
+        void *const users[2] = {&gr, &eager};
+        double med[2], mins[2];
+        rc = tool_time_each(cmd, dev, 2, fns, users, 3, iters, flush, FLUSH_BYTES, med, mins);
+        out[3] = med[0];
+        out[4] = med[1];
+    }
+    (void)mn;
 #undef HT_RUN
 out:
     api->cuStreamSynchronize(dev->stream);
@@ -683,10 +695,12 @@ int cmd_bench(int argc, char **argv) {
         "cublasGemmEx, fp32 compute, the same flushing; groups with M = 0 are left out for\n"
         "cuBLAS. Prints us, TFLOP/s (2*sum(M*N*K)), % of the 749 TFLOP/s fp16 peak and the\n"
         "speed-up over the best cuBLAS; --csv writes the same rows. --variant takes a\n"
-        "comma-separated list (\"auto\" = the library's choice), timed one after the other on\n"
-        "the same data; the geomean line is given for each. Each variant also gets a line of host\n"
-        "microseconds per call (host clock around a burst of calls: same pointers, new\n"
-        "pointers every call, replay of a captured CUDA graph) and the GPU time of a replay."};
+        "comma-separated list (\"auto\" = the library's choice) on the same data; the geomean\n"
+        "line is given for each. All implementations of a set are timed in one loop, one launch\n"
+        "of each in turn, so that the clocks' fall under the GPU's power cap during a long run\n"
+        "reaches them alike. Each variant also gets a line of host microseconds per call (host\n"
+        "clock around a burst of calls: same pointers, new pointers every call, replay of a\n"
+        "captured CUDA graph) and the GPU time of a replay, timed alternately with eager calls."};
     tool_prob_opts po = {0};
     const char *csv_path = NULL, *variant_s = NULL;
     int iters = 30, seed = 1, no_cublas = 0, moe = 0;
@@ -834,48 +848,44 @@ int cmd_bench(int argc, char **argv) {
         bench_row rows[BENCH_MAX_VARIANTS + 4];
         int nrows = 0;
         nvfp4jit_variant first_v;
-        nvfp4jit_plan *first_plan = NULL; /* --moe: the first variant's plan, until the MoE rows */
         int first_ok = 0;
         memset(rows, 0, sizeof rows);
+        /* every variant's plan, kept until its set's timing is done */
+        nvfp4jit_plan *plans[BENCH_MAX_VARIANTS] = {NULL};
         for (int vi = 0; vi < nvar && !rc; vi++) {
-            nvfp4jit_plan *plan = NULL;
-            nvfp4jit_status s = nvfp4jit_plan_create(ctx, arch, g, set->count, force[vi], &plan);
+            nvfp4jit_status s = nvfp4jit_plan_create(ctx, arch, g, set->count, force[vi],
+                                                     &plans[vi]);
             if (s != NVFP4JIT_OK) {
                 char what[256];
                 snprintf(what, sizeof what, "cannot plan set '%s'", set->name);
                 rc = tool_lib_fail(u.cmd, ctx, s, what);
                 break;
             }
+            nvfp4jit_plan *plan = plans[vi];
             tool_print_plan(plan, 2);
             if (vi == 0) {
                 first_v = *nvfp4jit_plan_variant(plan, NULL);
                 first_ok = 1;
             }
-            run_ctx rx = {u.cmd, plan, &data, &dev};
             bench_row *ours = &rows[nrows++];
             snprintf(ours->impl, sizeof ours->impl, "nvfp4jit %s",
                      tool_variant_str(nvfp4jit_plan_variant(plan, NULL)));
             snprintf(vname[vi], sizeof vname[vi], "%s",
                      force[vi] ? tool_variant_str(force[vi]) : "auto");
-            double vmn;
-            if (tool_time(u.cmd, &dev, run_nvfp4, &rx, 3, iters, flush, FLUSH_BYTES, &ours->us,
-                          &vmn))
-                rc = 1;
-            double ht[4] = {0};
-            if (!rc && host_times(u.cmd, &dev, plan, &data, iters, flush, ht) == 0) {
+            double ht[5] = {0};
+            if (host_times(u.cmd, &dev, plan, &data, iters, flush, ht) == 0) {
                 printf("  host us per call: %.1f same pointers, %.1f new pointers, %.1f graph "
-                       "replay (GPU %.2f us per replay, %.2f eager)\n",
-                       ht[0], ht[1], ht[2], ht[3], ours->us);
+                       "replay (GPU %.2f us per replay, %.2f eager, timed alternately)\n",
+                       ht[0], ht[1], ht[2], ht[3], ht[4]);
                 if (csv)
                     fprintf(csv, "%s,%s host us/call same|new pointers|graph replay,%.2f,,,,"
-                                 "\"%.2f|%.2f|%.2f; graph replay GPU %.2f us\"\n",
-                            set->name, ours->impl, ht[1], ht[0], ht[1], ht[2], ht[3]);
-            } else if (!rc) {
+                                 "\"%.2f|%.2f|%.2f; graph replay GPU %.2f us, eager %.2f us "
+                                 "(alternately)\"\n",
+                            set->name, ours->impl, ht[1], ht[0], ht[1], ht[2], ht[3], ht[4]);
+            } else {
                 rc = 1;
             }
             dev.api->cuStreamSynchronize(dev.stream);
-            if (vi == 0 && moe) first_plan = plan; /* kept for the MoE comparison */
-            else nvfp4jit_plan_destroy(plan);
         }
         free(g);
         if (moe && !rc && arch == NVFP4JIT_ARCH_SM90A) {
@@ -884,73 +894,97 @@ int cmd_bench(int argc, char **argv) {
             int same = first_ok && (first_v.strategy == NVFP4JIT_STRATEGY_ACT16 ||
                                     first_v.strategy == NVFP4JIT_STRATEGY_ACT16P);
             int mr = same ? bench_moe(u.cmd, &dev, &data, iters, flush, csv, set->name, &first_v,
-                                      first_plan, &mus)
+                                      plans[0], &mus)
                           : 0;
             if (mr == 0)
                 mr = bench_moe(u.cmd, &dev, &data, iters, flush, csv, set->name, NULL, NULL, &mus);
             if (mr == 1) rc = 1;
             else if (mr == 2) printf("  MoE path: n/a (the groups differ in N or K, or all are empty)\n");
         }
-        if (first_plan) nvfp4jit_plan_destroy(first_plan);
+        /* Every implementation of the set (each variant, each cuBLAS call) is timed in one loop,
+         * one launch of each in turn, each after its own L2 flush (tool_time_each): a sustained
+         * run of a long set meets the GPU's power cap and its clocks fall over the run (the same
+         * variant timed three times in a row: 342, 354, 412 us on prefill8-up, H100,
+         * bench/RESULTS.md 2026-12-06), so implementations timed one after the other would be
+         * ranked by their place in the order. */
         int nours = nrows;
-        double mn;
         double best = -1;
+        tool_work_fn fns[BENCH_MAX_VARIANTS + 4];
+        void *users[BENCH_MAX_VARIANTS + 4];
+        int row_of[BENCH_MAX_VARIANTS + 4];
+        run_ctx rx[BENCH_MAX_VARIANTS];
+        int nw = 0;
+        for (int vi = 0; vi < nours && !rc; vi++) {
+            rx[vi] = (run_ctx){u.cmd, plans[vi], &data, &dev};
+            fns[nw] = run_nvfp4;
+            users[nw] = &rx[vi];
+            row_of[nw++] = vi;
+        }
 #ifdef NVFP4JIT_HAVE_CUBLAS
+        dq_set q[2];
+        memset(q, 0, sizeof q);
+        int qrow[2][2] = {{-1, -1}, {-1, -1}}; /* [bf16][grouped, loop]: rows timed */
         for (int bf16 = 0; bf16 < 2 && have_cb && !rc; bf16++) {
-            dq_set q;
-            memset(&q, 0, sizeof q);
-            q.cmd = u.cmd;
-            q.cb = &cb;
-            q.dev = &dev;
+            q[bf16].cmd = u.cmd;
+            q[bf16].cb = &cb;
+            q[bf16].dev = &dev;
             const char *tn = bf16 ? "bf16" : "fp16";
-            bench_row *rg = &rows[nrows++], *rl = &rows[nrows++];
+            int ig = nrows++, il = nrows++;
+            bench_row *rg = &rows[ig], *rl = &rows[il];
             snprintf(rg->impl, sizeof rg->impl, "cuBLAS %s grouped", tn);
             snprintf(rl->impl, sizeof rl->impl, "cuBLAS %s loop of GemmEx", tn);
-            if (dq_create(&q, &data, bf16)) {
-                dq_free(&q);
+            if (dq_create(&q[bf16], &data, bf16)) {
                 rc = 1;
                 break;
             }
-            if (q.count == 0) {
+            if (q[bf16].count == 0) {
                 rg->us = rl->us = -1;
                 snprintf(rg->note, sizeof rg->note, "every group has M = 0");
                 snprintf(rl->note, sizeof rl->note, "every group has M = 0");
-                dq_free(&q);
                 continue;
             }
             if (!cb.grouped) {
                 rg->us = -1;
                 snprintf(rg->note, sizeof rg->note, "cublasGemmGroupedBatchedEx not in this cuBLAS");
-            } else if (tool_time(u.cmd, &dev, run_grouped, &q, 3, iters, flush, FLUSH_BYTES,
-                                 &rg->us, &mn)) {
-                if (!q.grouped_failed) {
-                    dq_free(&q);
-                    rc = 1;
-                    break;
-                }
+            } else if (run_grouped(&q[bf16])) { /* a trial call: it may refuse the problem */
                 rg->us = -1;
-                snprintf(rg->note, sizeof rg->note, "%s", q.why);
+                snprintf(rg->note, sizeof rg->note, "%s", q[bf16].why);
             } else {
-                double e = cross_check(&q, &data);
-                if (e < 0 || e > 2e-2)
-                    snprintf(rg->note, sizeof rg->note,
-                             "WARNING: C differs from nvfp4jit's (rel_l2 %.3g)", e);
+                fns[nw] = run_grouped;
+                users[nw] = &q[bf16];
+                row_of[nw++] = ig;
+                qrow[bf16][0] = ig;
             }
-            if (tool_time(u.cmd, &dev, run_loop, &q, 3, iters, flush, FLUSH_BYTES, &rl->us,
-                          &mn)) {
-                dq_free(&q);
-                rc = 1;
-                break;
-            }
-            double e = cross_check(&q, &data);
-            if (e < 0 || e > 2e-2)
-                snprintf(rl->note, sizeof rl->note,
-                         "WARNING: C differs from nvfp4jit's (rel_l2 %.3g)", e);
-            if (rg->us > 0 && (best < 0 || rg->us < best)) best = rg->us;
-            if (rl->us > 0 && (best < 0 || rl->us < best)) best = rl->us;
-            dq_free(&q);
+            fns[nw] = run_loop;
+            users[nw] = &q[bf16];
+            row_of[nw++] = il;
+            qrow[bf16][1] = il;
         }
 #endif
+        if (!rc && nw > 0) {
+            double med[BENCH_MAX_VARIANTS + 4];
+            if (tool_time_each(u.cmd, &dev, nw, fns, users, 3, iters, flush, FLUSH_BYTES, med,
+                               NULL))
+                rc = 1;
+            for (int w = 0; w < nw && !rc; w++) rows[row_of[w]].us = med[w];
+        }
+#ifdef NVFP4JIT_HAVE_CUBLAS
+        for (int bf16 = 0; bf16 < 2; bf16++) {
+            for (int j = 0; j < 2 && !rc; j++) {
+                int ri = qrow[bf16][j];
+                if (ri < 0) continue;
+                /* each cuBLAS call's C (its last run) against nvfp4jit's (the last variant's) */
+                double e = cross_check(&q[bf16], &data);
+                if (e < 0 || e > 2e-2)
+                    snprintf(rows[ri].note, sizeof rows[ri].note,
+                             "WARNING: C differs from nvfp4jit's (rel_l2 %.3g)", e);
+                if (rows[ri].us > 0 && (best < 0 || rows[ri].us < best)) best = rows[ri].us;
+            }
+            if (q[bf16].dev) dq_free(&q[bf16]);
+        }
+#endif
+        dev.api->cuStreamSynchronize(dev.stream);
+        for (int vi = 0; vi < nvar; vi++) nvfp4jit_plan_destroy(plans[vi]);
         if (!rc) {
             printf("  %-36s %10s %9s %8s %9s\n", "implementation", "us", "TFLOP/s", "%peak",
                    "vs best");

@@ -23,6 +23,10 @@ static fakecuda_stats g_st;
 static fakecuda_launch_hook g_hook;
 static void *g_hook_user;
 static int g_events_pending;
+/* the timing drift (fakecuda_set_drift): per 10,000 of the base elapsed time per event
+ * recorded before an interval's start; g_event_seq numbers every eager cuEventRecord */
+static int g_drift;
+static long g_event_seq;
 
 /* ---- call counts and faults ---- */
 #define FK_MAX_NAMES 64
@@ -166,6 +170,12 @@ FK_API void fakecuda_set_events_pending(int on) {
     UNLOCK();
 }
 
+FK_API void fakecuda_set_drift(int per10k) {
+    LOCK();
+    g_drift = per10k;
+    UNLOCK();
+}
+
 FK_API void fakecuda_set_sms(int sms) {
     LOCK();
     g_sms = sms;
@@ -186,6 +196,7 @@ typedef struct fk_obj {
     /* events */
     unsigned flags;
     int recorded, pending;
+    long seq; /* g_event_seq at its last eager record */
     /* modules */
     const unsigned char *image;
     size_t image_size;
@@ -300,6 +311,7 @@ FK_API CUresult cuInit(unsigned flags) {
     if (!g_inited) {
         g_cc = env_int("FAKECUDA_CC", 90);
         g_sms = env_int("FAKECUDA_SMS", 132);
+        g_drift = env_int("FAKECUDA_DRIFT", 0);
         g_devices = env_int("FAKECUDA_DEVICES", 1) ? 1 : 0;
         if (add_faults(getenv("FAKECUDA_FAIL")) != 0)
             fprintf(stderr, "fakecuda: bad FAKECUDA_FAIL '%s'\n", getenv("FAKECUDA_FAIL"));
@@ -1034,6 +1046,7 @@ FK_API CUresult cuEventRecord(CUevent e, CUstream st) {
     } else if (r == CUDA_SUCCESS) {
         o->recorded = 1;
         o->pending = g_events_pending;
+        o->seq = ++g_event_seq;
     }
     UNLOCK();
     return r;
@@ -1073,8 +1086,8 @@ FK_API CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
         r = CUDA_ERROR_INVALID_HANDLE;
     else if (x->pending || y->pending)
         r = CUDA_ERROR_NOT_READY;
-    else
-        *ms = 0.01f;
+    else /* 10 us, and with a drift the later the interval, the longer (a GPU slowing down) */
+        *ms = (float)(0.01 * (1.0 + (double)g_drift * (double)x->seq / 10000.0));
     UNLOCK();
     return r;
 }

@@ -4,9 +4,10 @@
  * dlopen(path, RTLD_NOLOAD) + dlsym (the test binary does not link the fake).
  *
  * The fake: one device (compute capability $FAKECUDA_CC, default 90; $FAKECUDA_SMS SMs,
- * default 132; $FAKECUDA_DEVICES=0: no device), device memory is host memory (a CUdeviceptr
- * is a host address; copies and memsets check that the range lies inside one live
- * allocation), modules must be ELF images and know their functions by name, launches check
+ * default 132; $FAKECUDA_DEVICES=0: no device; $FAKECUDA_DRIFT: fakecuda_set_drift), device
+ * memory is host memory (a CUdeviceptr is a host address; copies and memsets check that the
+ * range lies inside one live allocation), modules must be ELF images and know their functions
+ * by name, launches check
  * their arguments (grid, block, shared memory against the function's attribute, the
  * parameter sizes read from the cubin's .nv.info) and do nothing else (a hook may act),
  * stream capture and graphs count their nodes (a graph built with cuGraphAddKernelNode keeps its
@@ -77,6 +78,11 @@ void fakecuda_set_events_pending(int on);
 /* The device's SM count from now on (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT and the
  * co-residency limit); $FAKECUDA_SMS (read at cuInit, default 132) sets it first. */
 void fakecuda_set_sms(int sms);
+/* Timing drift from now on: cuEventElapsedTime reports 10 us for any interval, times
+ * (1 + per10k * n / 10000) with n the number of eager cuEventRecord calls up to the
+ * interval's start event, i.e. a GPU that slows down steadily (as one under its power cap
+ * does during a long run). 0 (the default; $FAKECUDA_DRIFT, read at cuInit): no drift. */
+void fakecuda_set_drift(int per10k);
 /* The compute capability the device reports from now on (FAKECUDA_CC sets it at cuInit): an
  * in-process test of the sm_100a paths sets 100 and puts 90 back. */
 void fakecuda_set_cc(int cc);
