@@ -119,48 +119,69 @@ static double sorted_median(double *us, int n) {
     return n % 2 ? us[n / 2] : 0.5 * (us[n / 2 - 1] + us[n / 2]);
 }
 
-/* Time m plans together: warmup untimed launches of each, then iters rounds in which every
- * plan runs once, in turn, between its own event pair (ev: 2 * iters * m), each launch after
- * the L2 is flushed (flush_bytes of flush overwritten on the stream, outside the events; flush
- * 0: none), as `nvfp4jit bench` times. Cold L2: a grouped GEMM of an MoE layer finds its
- * weights in DRAM, and back-to-back launches of a set that fits in L2 would rank variants by a
- * warm L2 that real calls do not have. In turn: during a long run the GPU's clocks fall under
- * its power cap (342 -> 412 us for one variant timed three times in a row on prefill8-up, an
- * H100, bench/RESULTS.md 2026-12-06), so candidates timed one after the other would be ranked
- * by their place in the order; in turn, the fall reaches each alike. med[j], mn[j]: plan j's
- * median and fastest launch, in us. */
+/* Launches per candidate per round in time_plans, after one untimed lead launch. */
+#define TUNE_BLOCK 5
+
+/* Time m plans together: warmup untimed launches of each, then rounds in which every plan in
+ * turn runs a block: one untimed lead launch, then TUNE_BLOCK timed ones, each between its own
+ * event pair (ev: 2 * tune_timed_events(iters, m)); iters is rounded up to whole rounds. Every
+ * launch after the L2 is flushed (flush_bytes of flush overwritten on the stream, outside the
+ * events; flush 0: none), as `nvfp4jit bench` times. Cold L2: a grouped GEMM of an MoE layer
+ * finds its weights in DRAM, and back-to-back launches of a set that fits in L2 would rank
+ * variants by a warm L2 that real calls do not have. In turn: during a long run the GPU's
+ * clocks fall under its power cap (342 -> 412 us for one variant timed three times in a row on
+ * prefill8-up, an H100, bench/RESULTS.md 2026-12-06), so candidates timed one after the other
+ * would be ranked by their place in the order; in turn, the fall reaches each alike. The lead
+ * launch: each timed launch follows one of its own plan, as in `bench`. med[j], mn[j]: plan
+ * j's median and fastest timed launch, in us. */
+static size_t tune_timed_events(int iters, size_t m) {
+    int rounds = (iters + TUNE_BLOCK - 1) / TUNE_BLOCK;
+    return (size_t)rounds * m * TUNE_BLOCK;
+}
+
 static nvfp4jit_status time_plans(nvfp4jit_ctx *ctx, const drv_api *api, nvfp4jit_plan **plans,
                                   size_t m, const nvfp4jit_group *g, size_t n, CUstream st,
                                   CUevent *ev, CUdeviceptr flush, size_t flush_bytes, int warmup,
                                   int iters, double *med, double *mn) {
+    const int rounds = (iters + TUNE_BLOCK - 1) / TUNE_BLOCK, timed = rounds * TUNE_BLOCK;
     for (size_t j = 0; j < m; j++)
         for (int i = 0; i < warmup; i++) NJ_FORWARD_IF_ERROR(nj_plan_run(plans[j], g, n, st));
-    for (int i = 0; i < iters; i++) {
+    for (int i = 0; i < rounds; i++) {
         for (size_t j = 0; j < m; j++) {
-            CUevent *e = &ev[2 * ((size_t)i * m + j)];
-            if (flush)
-                DRV_CHECK(ctx, api, cuMemsetD8Async(flush, (unsigned char)i, flush_bytes, st),
-                          "cuMemsetD8Async (L2 flush)");
-            DRV_CHECK(ctx, api, cuEventRecord(e[0], st), "cuEventRecord");
-            NJ_FORWARD_IF_ERROR(nj_plan_run(plans[j], g, n, st));
-            DRV_CHECK(ctx, api, cuEventRecord(e[1], st), "cuEventRecord");
+            for (int b = -1; b < TUNE_BLOCK; b++) {
+                if (flush)
+                    DRV_CHECK(ctx, api,
+                              cuMemsetD8Async(flush, (unsigned char)(i + b), flush_bytes, st),
+                              "cuMemsetD8Async (L2 flush)");
+                if (b < 0) { /* the lead: untimed */
+                    NJ_FORWARD_IF_ERROR(nj_plan_run(plans[j], g, n, st));
+                    continue;
+                }
+                CUevent *e = &ev[2 * (((size_t)i * m + j) * TUNE_BLOCK + (size_t)b)];
+                DRV_CHECK(ctx, api, cuEventRecord(e[0], st), "cuEventRecord");
+                NJ_FORWARD_IF_ERROR(nj_plan_run(plans[j], g, n, st));
+                DRV_CHECK(ctx, api, cuEventRecord(e[1], st), "cuEventRecord");
+            }
         }
     }
     DRV_CHECK(ctx, api, cuStreamSynchronize(st), "cuStreamSynchronize (a launch failed)");
-    double *us = malloc((size_t)iters * sizeof *us);
+    double *us = malloc((size_t)timed * sizeof *us);
     NJ_RETURN_IF(ctx, !us, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (timing)");
     for (size_t j = 0; j < m; j++) {
-        for (int i = 0; i < iters; i++) {
-            float ms = 0;
-            CUevent *e = &ev[2 * ((size_t)i * m + j)];
-            CUresult r = api->cuEventElapsedTime(&ms, e[0], e[1]);
-            if (r != CUDA_SUCCESS) {
-                free(us);
-                return drv_fail(ctx, r, "cuEventElapsedTime");
+        int cnt = 0;
+        for (int i = 0; i < rounds; i++) {
+            for (int b = 0; b < TUNE_BLOCK; b++) {
+                float ms = 0;
+                CUevent *e = &ev[2 * (((size_t)i * m + j) * TUNE_BLOCK + (size_t)b)];
+                CUresult r = api->cuEventElapsedTime(&ms, e[0], e[1]);
+                if (r != CUDA_SUCCESS) {
+                    free(us);
+                    return drv_fail(ctx, r, "cuEventElapsedTime");
+                }
+                us[cnt++] = (double)ms * 1e3;
             }
-            us[i] = (double)ms * 1e3;
         }
-        med[j] = sorted_median(us, iters);
+        med[j] = sorted_median(us, cnt);
         mn[j] = us[0];
     }
     free(us);
@@ -493,7 +514,7 @@ static nvfp4jit_status tuner_time(tuner *t) {
         s = nj_fail(ctx, fail, "no candidate could be compiled; the first: %s", t->c[0].err);
         goto out;
     }
-    t->nev = 2 * (size_t)t->iters * m;
+    t->nev = 2 * tune_timed_events(t->iters, m);
     t->ev = calloc(t->nev, sizeof *t->ev);
     if (!t->ev) {
         t->nev = 0;

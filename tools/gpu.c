@@ -298,12 +298,15 @@ int tool_data_create(const char *cmd, tool_dev *d, const nvfp4jit_ext_set *s, ui
 /* ---- timing ---------------------------------------------------------------------------------- */
 int tool_time_each(const char *cmd, tool_dev *d, int n, const tool_work_fn *fn, void *const *user,
                    int warmup, int iters, CUdeviceptr flush, size_t flush_bytes, double *median_us,
-                   double *min_us) {
+                   double *min_us, double *lead_us) {
     const tool_cuda *api = d->api;
     int rc = 0;
-    size_t nev = (size_t)iters * (size_t)n * 2;
+    /* n > 1: rounds of one block per work, each block a lead launch and TOOL_BLOCK timed ones */
+    const int block = n > 1 ? TOOL_BLOCK : iters, lead = n > 1;
+    const int rounds = (iters + block - 1) / block, per = lead + block, timed = rounds * block;
+    size_t nev = (size_t)rounds * (size_t)n * (size_t)per * 2;
     CUevent *ev = calloc(nev, sizeof *ev);
-    double *us = calloc((size_t)iters, sizeof *us);
+    double *us = calloc((size_t)timed, sizeof *us);
     if (!ev || !us) {
         free(ev);
         free(us);
@@ -325,23 +328,25 @@ int tool_time_each(const char *cmd, tool_dev *d, int n, const tool_work_fn *fn, 
             if ((rc = fn[f](user[f]))) goto out;
         }
     }
-    for (int i = 0; i < iters; i++) {
+    for (int i = 0; i < rounds; i++) {
         for (int f = 0; f < n; f++) {
-            CUevent *e = &ev[((size_t)i * (size_t)n + (size_t)f) * 2];
-            /* the flush sits outside the events: it is not part of the measured time */
-            if (flush && (r = api->cuMemsetD8Async(flush, (unsigned char)(i + 1), flush_bytes,
-                                                   d->stream))) {
-                rc = tool_cu_fail(cmd, d, r, "cuMemsetD8Async (L2 flush)");
-                goto out;
-            }
-            if ((r = api->cuEventRecord(e[0], d->stream))) {
-                rc = tool_cu_fail(cmd, d, r, "cuEventRecord");
-                goto out;
-            }
-            if ((rc = fn[f](user[f]))) goto out;
-            if ((r = api->cuEventRecord(e[1], d->stream))) {
-                rc = tool_cu_fail(cmd, d, r, "cuEventRecord");
-                goto out;
+            for (int j = 0; j < per; j++) {
+                CUevent *e = &ev[(((size_t)i * (size_t)n + (size_t)f) * (size_t)per + (size_t)j) * 2];
+                /* the flush sits outside the events: it is not part of the measured time */
+                if (flush && (r = api->cuMemsetD8Async(flush, (unsigned char)(i + j + 1),
+                                                       flush_bytes, d->stream))) {
+                    rc = tool_cu_fail(cmd, d, r, "cuMemsetD8Async (L2 flush)");
+                    goto out;
+                }
+                if ((r = api->cuEventRecord(e[0], d->stream))) {
+                    rc = tool_cu_fail(cmd, d, r, "cuEventRecord");
+                    goto out;
+                }
+                if ((rc = fn[f](user[f]))) goto out;
+                if ((r = api->cuEventRecord(e[1], d->stream))) {
+                    rc = tool_cu_fail(cmd, d, r, "cuEventRecord");
+                    goto out;
+                }
             }
         }
     }
@@ -350,17 +355,29 @@ int tool_time_each(const char *cmd, tool_dev *d, int n, const tool_work_fn *fn, 
         goto out;
     }
     for (int f = 0; f < n; f++) {
-        for (int i = 0; i < iters; i++) {
-            float ms = 0;
-            CUevent *e = &ev[((size_t)i * (size_t)n + (size_t)f) * 2];
-            if ((r = api->cuEventElapsedTime(&ms, e[0], e[1]))) {
-                rc = tool_cu_fail(cmd, d, r, "cuEventElapsedTime");
-                goto out;
+        for (int pass = 0; pass < 1 + lead; pass++) { /* 0: the timed launches, 1: the leads */
+            int cnt = 0;
+            for (int i = 0; i < rounds; i++) {
+                for (int j = pass ? 0 : lead; j < (pass ? 1 : per); j++) {
+                    float ms = 0;
+                    CUevent *e = &ev[(((size_t)i * (size_t)n + (size_t)f) * (size_t)per +
+                                      (size_t)j) * 2];
+                    if ((r = api->cuEventElapsedTime(&ms, e[0], e[1]))) {
+                        rc = tool_cu_fail(cmd, d, r, "cuEventElapsedTime");
+                        goto out;
+                    }
+                    us[cnt++] = (double)ms * 1e3;
+                }
             }
-            us[i] = (double)ms * 1e3;
+            double med = tool_median(us, cnt); /* sorts */
+            if (pass) {
+                if (lead_us) lead_us[f] = med;
+            } else {
+                median_us[f] = med;
+                if (min_us) min_us[f] = us[0];
+            }
         }
-        median_us[f] = tool_median(us, iters); /* sorts */
-        if (min_us) min_us[f] = us[0];
+        if (!lead && lead_us) lead_us[f] = -1;
     }
 out:
     if (rc) api->cuStreamSynchronize(d->stream);
@@ -374,7 +391,7 @@ out:
 int tool_time(const char *cmd, tool_dev *d, tool_work_fn fn, void *user, int warmup, int iters,
               CUdeviceptr flush, size_t flush_bytes, double *median_us, double *min_us) {
     return tool_time_each(cmd, d, 1, &fn, &user, warmup, iters, flush, flush_bytes, median_us,
-                          min_us);
+                          min_us, NULL);
 }
 
 /* ---- dequantisation -------------------------------------------------------------------------- */

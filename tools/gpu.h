@@ -92,13 +92,19 @@ typedef int (*tool_work_fn)(void *user);
 int tool_time(const char *cmd, tool_dev *d, tool_work_fn fn, void *user, int warmup, int iters,
               CUdeviceptr flush, size_t flush_bytes, double *median_us, double *min_us);
 
-/* tool_time of n works at once, interleaved: each iteration runs fn[0], fn[1], ... in turn (each
- * after its own flush, between its own events), so a drift of the clocks or the temperature
- * during the measurement reaches every work alike. median_us[f] (and min_us[f] unless NULL)
- * per work. */
+/* tool_time of n works at once, in turn: in rounds, each work runs a block of its own (after
+ * a flush each launch, between its own events): for n > 1 a lead launch, which follows the
+ * previous work's block, then TOOL_BLOCK timed launches; iters rounded up to whole rounds. So a
+ * drift of the clocks (the power cap during a long run: bench/RESULTS.md 2026-12-06) or the
+ * temperature during the measurement reaches every work alike, and each work's timed launches
+ * follow its own, as when it is timed alone (after another work's launches the first one was
+ * 3-4 us slower on bench3/bench4, an H100: the lead). median_us[f] (and min_us[f] unless NULL)
+ * per work over its timed launches; lead_us[f] unless NULL: the median of its leads (-1 for
+ * n = 1, which has none). */
+#define TOOL_BLOCK 5
 int tool_time_each(const char *cmd, tool_dev *d, int n, const tool_work_fn *fn, void *const *user,
                    int warmup, int iters, CUdeviceptr flush, size_t flush_bytes, double *median_us,
-                   double *min_us);
+                   double *min_us, double *lead_us);
 
 /* Dequantise a packed operand (rows x K, blocked scales) to row-major fp16 (bf16 = 0) or
  * bf16 (bf16 = 1) bits, with `threads` threads. Exact: every e2m1*e4m3 value is

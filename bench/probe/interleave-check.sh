@@ -4,7 +4,7 @@
 # and the MoE sets), then `tune --no-store` on the nine sets (does the tuner still pick the
 # heuristic's choice?). Device tool: carry build/nvfp4jit, build/nvfp4jit_tests, build/cache.
 set -u
-export NVFP4JIT_SOURCE_DIR=$PWD NVFP4JIT_CACHE_DIR=$PWD/build/cache
+export NVFP4JIT_SOURCE_DIR=$PWD NVFP4JIT_CACHE_DIR=$PWD/${CACHE:-build/cache}
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 nvidia-smi --query-gpu=name,clocks.max.sm,power.limit,driver_version --format=csv,noheader | tee $OUT/gpu.txt
 (cd build && timeout 120 ./nvfp4jit_tests tune) > $OUT/area_tune.log 2>&1; echo "area tune rc $?"; tail -1 $OUT/area_tune.log; grep -E "FAIL|SKIP" $OUT/area_tune.log | head

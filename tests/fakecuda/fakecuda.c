@@ -23,7 +23,7 @@ static fakecuda_stats g_st;
 static fakecuda_launch_hook g_hook;
 static void *g_hook_user;
 static int g_events_pending;
-/* the timing drift (fakecuda_set_drift): per 10,000 of the base elapsed time per event
+/* the timing drift (fakecuda_set_drift): parts per million of the base elapsed time per event
  * recorded before an interval's start; g_event_seq numbers every eager cuEventRecord */
 static int g_drift;
 static long g_event_seq;
@@ -170,9 +170,9 @@ FK_API void fakecuda_set_events_pending(int on) {
     UNLOCK();
 }
 
-FK_API void fakecuda_set_drift(int per10k) {
+FK_API void fakecuda_set_drift(int ppm) {
     LOCK();
-    g_drift = per10k;
+    g_drift = ppm;
     UNLOCK();
 }
 
@@ -1087,7 +1087,7 @@ FK_API CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
     else if (x->pending || y->pending)
         r = CUDA_ERROR_NOT_READY;
     else /* 10 us, and with a drift the later the interval, the longer (a GPU slowing down) */
-        *ms = (float)(0.01 * (1.0 + (double)g_drift * (double)x->seq / 10000.0));
+        *ms = (float)(0.01 * (1.0 + (double)g_drift * (double)x->seq / 1e6));
     UNLOCK();
     return r;
 }

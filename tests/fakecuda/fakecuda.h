@@ -79,10 +79,10 @@ void fakecuda_set_events_pending(int on);
  * co-residency limit); $FAKECUDA_SMS (read at cuInit, default 132) sets it first. */
 void fakecuda_set_sms(int sms);
 /* Timing drift from now on: cuEventElapsedTime reports 10 us for any interval, times
- * (1 + per10k * n / 10000) with n the number of eager cuEventRecord calls up to the
- * interval's start event, i.e. a GPU that slows down steadily (as one under its power cap
- * does during a long run). 0 (the default; $FAKECUDA_DRIFT, read at cuInit): no drift. */
-void fakecuda_set_drift(int per10k);
+ * (1 + ppm * n / 1e6) with n the number of eager cuEventRecord calls up to the interval's
+ * start event, i.e. a GPU that slows down steadily (as one under its power cap does during a
+ * long run). 0 (the default; $FAKECUDA_DRIFT, read at cuInit): no drift. */
+void fakecuda_set_drift(int ppm);
 /* The compute capability the device reports from now on (FAKECUDA_CC sets it at cuInit): an
  * in-process test of the sm_100a paths sets 100 and puts 90 back. */
 void fakecuda_set_cc(int cc);
