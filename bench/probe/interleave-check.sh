@@ -16,3 +16,9 @@ for fs in gpumode.txt:bench1,bench2,bench3,bench4 moe.txt:decode64-up,decode64-d
   timeout 150 build/nvfp4jit tune --no-store --candidates 6 --iters 20 --verbose --problems problems/${fs%%:*} --set ${fs#*:} > $OUT/tune.tmp 2>&1
   echo "tune ${fs#*:} rc $?"; cat $OUT/tune.tmp >> $OUT/tune.txt; grep -hE "^== |tune: #|tuned|heuristic|rror" $OUT/tune.tmp
 done
+# what the lead launch pays for: ours after a copy of itself (same code, other blob and
+# workspace), after another GEMM variant (other GEMM code, same prep), after cuBLAS (above)
+for v in auto,auto auto,sm90a:128x128x64:s6:swap:act16 auto,sm90a:192x64x128:s4:swap:act16; do
+  timeout 100 build/nvfp4jit bench --iters 50 --no-cublas --variant $v --problems problems/gpumode.txt --set bench3,bench4 > $OUT/lead.tmp 2>&1
+  echo "lead $v rc $?"; cat $OUT/lead.tmp >> $OUT/lead.txt; grep -hE '^== |nvfp4jit sm|rror' $OUT/lead.tmp
+done
