@@ -422,16 +422,19 @@ typedef struct nvfp4jit_tune_options {
      *  (elsewhere it runs act16p's schedule; the heuristic never ranks act16sk; timed last, a
      *  twin wins only when more than 3 % faster). */
     int candidates;
-    /** Wall-clock budget in seconds for compiling and timing; candidates not started when it
-     *  runs out are skipped (the heuristic's first choice is always timed). 0: no limit. */
+    /** Wall-clock budget in seconds for compiling and timing; candidates not compiled or set up
+     *  for timing when it runs out are skipped (the first choice is always timed), no new round
+     *  of timing starts after it (the medians then come from the rounds run, at least one).
+     *  0: no limit. */
     double time_limit_s;
     /** Timed launches per candidate, each between two CUDA events and each after the L2 is
      *  flushed (twice the device's L2 overwritten outside the events, as `nvfp4jit bench`
      *  times; without the memory for it, a warning and a warm L2); the median is used.
-     *  The candidates are timed in turn, one launch of each per round (their plans, each
-     *  with its own workspace, are alive together meanwhile): during a long run the GPU's
-     *  clocks fall under its power cap, and candidates timed one after the other would be
-     *  ranked by their place in the order. 0: 20; values below 10 are raised to 10. */
+     *  The candidates are timed in turn, in rounds: each runs one untimed launch, then 5
+     *  timed ones, per round (iters rounded up to whole rounds; their plans, each with its
+     *  own workspace, are alive together meanwhile): during a long run the GPU's clocks fall
+     *  under its power cap, and candidates timed one after the other would be ranked by
+     *  their place in the order. 0: 20; values below 10 are raised to 10. */
     int iters;
     /** Untimed launches per candidate before timing. 0: 3. */
     int warmup;

@@ -122,72 +122,6 @@ static double sorted_median(double *us, int n) {
 /* Launches per candidate per round in time_plans, after one untimed lead launch. */
 #define TUNE_BLOCK 5
 
-/* Time m plans together: warmup untimed launches of each, then rounds in which every plan in
- * turn runs a block: one untimed lead launch, then TUNE_BLOCK timed ones, each between its own
- * event pair (ev: 2 * tune_timed_events(iters, m)); iters is rounded up to whole rounds. Every
- * launch after the L2 is flushed (flush_bytes of flush overwritten on the stream, outside the
- * events; flush 0: none), as `nvfp4jit bench` times. Cold L2: a grouped GEMM of an MoE layer
- * finds its weights in DRAM, and back-to-back launches of a set that fits in L2 would rank
- * variants by a warm L2 that real calls do not have. In turn: during a long run the GPU's
- * clocks fall under its power cap (342 -> 412 us for one variant timed three times in a row on
- * prefill8-up, an H100, bench/RESULTS.md 2026-12-06), so candidates timed one after the other
- * would be ranked by their place in the order; in turn, the fall reaches each alike. The lead
- * launch: each timed launch follows one of its own plan, as in `bench`. med[j], mn[j]: plan
- * j's median and fastest timed launch, in us. */
-static size_t tune_timed_events(int iters, size_t m) {
-    int rounds = (iters + TUNE_BLOCK - 1) / TUNE_BLOCK;
-    return (size_t)rounds * m * TUNE_BLOCK;
-}
-
-static nvfp4jit_status time_plans(nvfp4jit_ctx *ctx, const drv_api *api, nvfp4jit_plan **plans,
-                                  size_t m, const nvfp4jit_group *g, size_t n, CUstream st,
-                                  CUevent *ev, CUdeviceptr flush, size_t flush_bytes, int warmup,
-                                  int iters, double *med, double *mn) {
-    const int rounds = (iters + TUNE_BLOCK - 1) / TUNE_BLOCK, timed = rounds * TUNE_BLOCK;
-    for (size_t j = 0; j < m; j++)
-        for (int i = 0; i < warmup; i++) NJ_FORWARD_IF_ERROR(nj_plan_run(plans[j], g, n, st));
-    for (int i = 0; i < rounds; i++) {
-        for (size_t j = 0; j < m; j++) {
-            for (int b = -1; b < TUNE_BLOCK; b++) {
-                if (flush)
-                    DRV_CHECK(ctx, api,
-                              cuMemsetD8Async(flush, (unsigned char)(i + b), flush_bytes, st),
-                              "cuMemsetD8Async (L2 flush)");
-                if (b < 0) { /* the lead: untimed */
-                    NJ_FORWARD_IF_ERROR(nj_plan_run(plans[j], g, n, st));
-                    continue;
-                }
-                CUevent *e = &ev[2 * (((size_t)i * m + j) * TUNE_BLOCK + (size_t)b)];
-                DRV_CHECK(ctx, api, cuEventRecord(e[0], st), "cuEventRecord");
-                NJ_FORWARD_IF_ERROR(nj_plan_run(plans[j], g, n, st));
-                DRV_CHECK(ctx, api, cuEventRecord(e[1], st), "cuEventRecord");
-            }
-        }
-    }
-    DRV_CHECK(ctx, api, cuStreamSynchronize(st), "cuStreamSynchronize (a launch failed)");
-    double *us = malloc((size_t)timed * sizeof *us);
-    NJ_RETURN_IF(ctx, !us, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (timing)");
-    for (size_t j = 0; j < m; j++) {
-        int cnt = 0;
-        for (int i = 0; i < rounds; i++) {
-            for (int b = 0; b < TUNE_BLOCK; b++) {
-                float ms = 0;
-                CUevent *e = &ev[2 * (((size_t)i * m + j) * TUNE_BLOCK + (size_t)b)];
-                CUresult r = api->cuEventElapsedTime(&ms, e[0], e[1]);
-                if (r != CUDA_SUCCESS) {
-                    free(us);
-                    return drv_fail(ctx, r, "cuEventElapsedTime");
-                }
-                us[cnt++] = (double)ms * 1e3;
-            }
-        }
-        med[j] = sorted_median(us, cnt);
-        mn[j] = us[0];
-    }
-    free(us);
-    return NVFP4JIT_OK;
-}
-
 /* Copy rows [r0, r0+rows) of a packed operand and its scale block (r0 % 128 == 0). */
 static nvfp4jit_status fetch_rows(nvfp4jit_ctx *ctx, const drv_api *api, uint64_t data,
                                   uint64_t sf, int64_t r0, int64_t rows, int64_t k, uint8_t **hd,
@@ -305,7 +239,7 @@ typedef struct tuner {
     tune_cand *c;       /* the heuristic's best k, in its order */
     size_t k;
     CUstream st;
-    CUevent *ev; /* nev = 2 * iters * timed candidates: a pair per timed run */
+    CUevent *ev; /* nev = 2 * TUNE_BLOCK * timed candidates: a pair per timed run of a round */
     size_t nev;
     CUdeviceptr flush; /* the L2 flush buffer (0: none could be allocated) */
     size_t flush_bytes;
@@ -462,6 +396,80 @@ static void tuner_compile(tuner *t) {
 
 /* Time every compiled candidate through a plan of its own (median and minimum of t->iters
  * runs). A failed launch is fatal (the context may be unusable); so is having timed none. */
+/* Time m plans together: warmup untimed launches of each, then rounds in which every plan in
+ * turn runs a block: one untimed lead launch, then TUNE_BLOCK timed ones, each between its own
+ * event pair (ev: 2 * TUNE_BLOCK * m, one round's, read after the round); iters is rounded up
+ * to whole rounds, and the plans' order is reversed every other round. Every launch after
+ * the L2 is flushed (flush_bytes of flush overwritten on the stream, outside the events; flush
+ * 0: none), as `nvfp4jit bench` times. Cold L2: a grouped GEMM of an MoE layer finds its
+ * weights in DRAM, and back-to-back launches of a set that fits in L2 would rank variants by a
+ * warm L2 that real calls do not have. In turn: during a long run the GPU's clocks fall under
+ * its power cap (342 -> 412 us for one variant timed three times in a row on prefill8-up, an
+ * H100, bench/RESULTS.md 2026-12-06), so candidates timed one after the other would be ranked
+ * by their place in the order; in turn, the fall reaches each alike. The lead launch: each
+ * timed launch follows one of its own plan, as in `bench`. After the first round, no new round
+ * starts past deadline_ms (0: none). med[j], mn[j]: plan j's median and fastest timed launch,
+ * in us, over the rounds run. */
+static nvfp4jit_status time_plans(tuner *t, nvfp4jit_plan **plans, size_t m, double *med,
+                                  double *mn) {
+    nvfp4jit_ctx *ctx = t->ctx;
+    const drv_api *api = t->api;
+    CUstream st = t->st;
+    const int rounds = (t->iters + TUNE_BLOCK - 1) / TUNE_BLOCK, timed = rounds * TUNE_BLOCK;
+    double *us = malloc((size_t)timed * m * sizeof *us);
+    NJ_RETURN_IF(ctx, !us, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (timing)");
+    nvfp4jit_status s = NVFP4JIT_OK;
+    for (size_t j = 0; j < m; j++)
+        for (int i = 0; i < t->warmup; i++) {
+            s = nj_plan_run(plans[j], t->g, t->n, st);
+            if (s != NVFP4JIT_OK) goto out;
+        }
+    int done = 0;
+    for (int i = 0; i < rounds; i++) {
+        if (i > 0 && t->deadline_ms > 0 && nj_now_ms() > t->deadline_ms) break;
+        progress_bar(t->progress, "time", (size_t)i, (size_t)rounds);
+        for (size_t k = 0; k < m; k++) {
+            const size_t j = i % 2 ? m - 1 - k : k;
+            for (int b = -1; b < TUNE_BLOCK; b++) {
+                if (t->flush)
+                    DRV_CHECK_GOTO(s, ctx, api,
+                                   cuMemsetD8Async(t->flush, (unsigned char)(i + b), t->flush_bytes,
+                                                   st),
+                                   "cuMemsetD8Async (L2 flush)");
+                if (b < 0) { /* the lead: untimed */
+                    s = nj_plan_run(plans[j], t->g, t->n, st);
+                    if (s != NVFP4JIT_OK) goto out;
+                    continue;
+                }
+                CUevent *e = &t->ev[2 * (j * TUNE_BLOCK + (size_t)b)];
+                DRV_CHECK_GOTO(s, ctx, api, cuEventRecord(e[0], st), "cuEventRecord");
+                s = nj_plan_run(plans[j], t->g, t->n, st);
+                if (s != NVFP4JIT_OK) goto out;
+                DRV_CHECK_GOTO(s, ctx, api, cuEventRecord(e[1], st), "cuEventRecord");
+            }
+        }
+        DRV_CHECK_GOTO(s, ctx, api, cuStreamSynchronize(st), "cuStreamSynchronize (a launch failed)");
+        for (size_t j = 0; j < m; j++) {
+            for (int b = 0; b < TUNE_BLOCK; b++) {
+                float ms = 0;
+                CUevent *e = &t->ev[2 * (j * TUNE_BLOCK + (size_t)b)];
+                DRV_CHECK_GOTO(s, ctx, api, cuEventElapsedTime(&ms, e[0], e[1]),
+                               "cuEventElapsedTime");
+                us[j * (size_t)timed + (size_t)(done * TUNE_BLOCK + b)] = (double)ms * 1e3;
+            }
+        }
+        done++;
+    }
+    progress_bar(t->progress, "time", (size_t)rounds, (size_t)rounds);
+    for (size_t j = 0; j < m; j++) {
+        med[j] = sorted_median(us + j * (size_t)timed, done * TUNE_BLOCK);
+        mn[j] = us[j * (size_t)timed];
+    }
+out:
+    free(us);
+    return s;
+}
+
 static nvfp4jit_status tuner_time(tuner *t) {
     nvfp4jit_ctx *ctx = t->ctx;
     const drv_api *api = t->api;
@@ -514,7 +522,7 @@ static nvfp4jit_status tuner_time(tuner *t) {
         s = nj_fail(ctx, fail, "no candidate could be compiled; the first: %s", t->c[0].err);
         goto out;
     }
-    t->nev = 2 * tune_timed_events(t->iters, m);
+    t->nev = 2 * (size_t)TUNE_BLOCK * m;
     t->ev = calloc(t->nev, sizeof *t->ev);
     if (!t->ev) {
         t->nev = 0;
@@ -523,16 +531,13 @@ static nvfp4jit_status tuner_time(tuner *t) {
     }
     for (size_t i = 0; i < t->nev; i++)
         DRV_CHECK_GOTO(s, ctx, api, cuEventCreate(&t->ev[i], CU_EVENT_DEFAULT), "cuEventCreate");
-    progress_bar(t->progress, "time", 0, m);
-    s = time_plans(ctx, api, plans, m, t->g, t->n, t->st, t->ev, t->flush, t->flush_bytes,
-                   t->warmup, t->iters, med, mn);
+    s = time_plans(t, plans, m, med, mn);
     if (s != NVFP4JIT_OK) {
         char failmsg[1024];
         snprintf(failmsg, sizeof failmsg, "timing the candidates: %.900s", ctx->msg);
         s = nj_fail(ctx, s, "%s", failmsg);
         goto out;
     }
-    progress_bar(t->progress, "time", m, m);
     for (size_t j = 0; j < m; j++) {
         tune_cand *c = &t->c[idx[j]];
         c->med = med[j];

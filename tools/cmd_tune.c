@@ -256,7 +256,7 @@ int cmd_tune(int argc, char **argv) {
         "best act16 ones where they would split tiles), compile them in parallel into the\n"
         "cache, time each with CUDA events (3 warm-up launches, then the median of --iters,\n"
         "default 20, at least 10, each launch after an L2 flush as in bench; the candidates\n"
-        "in turn, one launch of each per round, as the GPU's clocks fall during long runs),\n"
+        "in turn, 5 launches of each per round, as the GPU's clocks fall during long runs),\n"
         "choose the fastest (candidates within 3 % of it are tied; the tie goes to the one\n"
         "the heuristic ranked higher), check it against the CPU reference on a sample of\n"
         "every group, and store it in the tuning database\n"

@@ -301,15 +301,19 @@ int tool_time_each(const char *cmd, tool_dev *d, int n, const tool_work_fn *fn, 
                    double *min_us, double *lead_us) {
     const tool_cuda *api = d->api;
     int rc = 0;
-    /* n > 1: rounds of one block per work, each block a lead launch and TOOL_BLOCK timed ones */
+    /* n > 1: rounds of one block per work, each block a lead launch and TOOL_BLOCK timed ones;
+     * the works' order reversed every other round (a steady drift then reaches each alike);
+     * one round's events, read after the round */
     const int block = n > 1 ? TOOL_BLOCK : iters, lead = n > 1;
     const int rounds = (iters + block - 1) / block, per = lead + block, timed = rounds * block;
-    size_t nev = (size_t)rounds * (size_t)n * (size_t)per * 2;
+    size_t nev = (size_t)n * (size_t)per * 2;
     CUevent *ev = calloc(nev, sizeof *ev);
-    double *us = calloc((size_t)timed, sizeof *us);
-    if (!ev || !us) {
+    double *us = calloc((size_t)n * (size_t)timed, sizeof *us);
+    double *lu = calloc((size_t)n * (size_t)rounds, sizeof *lu);
+    if (!ev || !us || !lu) {
         free(ev);
         free(us);
+        free(lu);
         return tool_fail(cmd, "out of host memory");
     }
     CUresult r;
@@ -329,9 +333,10 @@ int tool_time_each(const char *cmd, tool_dev *d, int n, const tool_work_fn *fn, 
         }
     }
     for (int i = 0; i < rounds; i++) {
-        for (int f = 0; f < n; f++) {
+        for (int k = 0; k < n; k++) {
+            const int f = i % 2 ? n - 1 - k : k;
             for (int j = 0; j < per; j++) {
-                CUevent *e = &ev[(((size_t)i * (size_t)n + (size_t)f) * (size_t)per + (size_t)j) * 2];
+                CUevent *e = &ev[((size_t)f * (size_t)per + (size_t)j) * 2];
                 /* the flush sits outside the events: it is not part of the measured time */
                 if (flush && (r = api->cuMemsetD8Async(flush, (unsigned char)(i + j + 1),
                                                        flush_bytes, d->stream))) {
@@ -349,35 +354,28 @@ int tool_time_each(const char *cmd, tool_dev *d, int n, const tool_work_fn *fn, 
                 }
             }
         }
-    }
-    if ((r = api->cuStreamSynchronize(d->stream))) {
-        rc = tool_cu_fail(cmd, d, r, "cuStreamSynchronize (a launch failed)");
-        goto out;
-    }
-    for (int f = 0; f < n; f++) {
-        for (int pass = 0; pass < 1 + lead; pass++) { /* 0: the timed launches, 1: the leads */
-            int cnt = 0;
-            for (int i = 0; i < rounds; i++) {
-                for (int j = pass ? 0 : lead; j < (pass ? 1 : per); j++) {
-                    float ms = 0;
-                    CUevent *e = &ev[(((size_t)i * (size_t)n + (size_t)f) * (size_t)per +
-                                      (size_t)j) * 2];
-                    if ((r = api->cuEventElapsedTime(&ms, e[0], e[1]))) {
-                        rc = tool_cu_fail(cmd, d, r, "cuEventElapsedTime");
-                        goto out;
-                    }
-                    us[cnt++] = (double)ms * 1e3;
+        if ((r = api->cuStreamSynchronize(d->stream))) {
+            rc = tool_cu_fail(cmd, d, r, "cuStreamSynchronize (a launch failed)");
+            goto out;
+        }
+        for (int f = 0; f < n; f++) {
+            for (int j = 0; j < per; j++) {
+                float ms = 0;
+                CUevent *e = &ev[((size_t)f * (size_t)per + (size_t)j) * 2];
+                if ((r = api->cuEventElapsedTime(&ms, e[0], e[1]))) {
+                    rc = tool_cu_fail(cmd, d, r, "cuEventElapsedTime");
+                    goto out;
                 }
-            }
-            double med = tool_median(us, cnt); /* sorts */
-            if (pass) {
-                if (lead_us) lead_us[f] = med;
-            } else {
-                median_us[f] = med;
-                if (min_us) min_us[f] = us[0];
+                if (j < lead) lu[(size_t)f * (size_t)rounds + (size_t)i] = (double)ms * 1e3;
+                else us[(size_t)f * (size_t)timed + (size_t)(i * block + j - lead)] = (double)ms * 1e3;
             }
         }
-        if (!lead && lead_us) lead_us[f] = -1;
+    }
+    for (int f = 0; f < n; f++) {
+        double *v = us + (size_t)f * (size_t)timed;
+        median_us[f] = tool_median(v, timed); /* sorts */
+        if (min_us) min_us[f] = v[0];
+        if (lead_us) lead_us[f] = lead ? tool_median(lu + (size_t)f * (size_t)rounds, rounds) : -1;
     }
 out:
     if (rc) api->cuStreamSynchronize(d->stream);
@@ -385,6 +383,7 @@ out:
         if (ev[i]) api->cuEventDestroy(ev[i]);
     free(ev);
     free(us);
+    free(lu);
     return rc;
 }
 

@@ -94,7 +94,8 @@ int tool_time(const char *cmd, tool_dev *d, tool_work_fn fn, void *user, int war
 
 /* tool_time of n works at once, in turn: in rounds, each work runs a block of its own (after
  * a flush each launch, between its own events): for n > 1 a lead launch, which follows the
- * previous work's block, then TOOL_BLOCK timed launches; iters rounded up to whole rounds. So a
+ * previous work's block, then TOOL_BLOCK timed launches; iters rounded up to whole rounds, the
+ * works' order reversed every other round, the stream synchronised after each round. So a
  * drift of the clocks (the power cap during a long run: bench/RESULTS.md 2026-12-06) or the
  * temperature during the measurement reaches every work alike, and each work's timed launches
  * follow its own, as when it is timed alone (after another work's launches the first one was
