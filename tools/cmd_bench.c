@@ -699,11 +699,13 @@ int cmd_bench(int argc, char **argv) {
         "cuBLAS. Prints us, TFLOP/s (2*sum(M*N*K)), % of the 749 TFLOP/s fp16 peak and the\n"
         "speed-up over the best cuBLAS; --csv writes the same rows. --variant takes a\n"
         "comma-separated list (\"auto\" = the library's choice) on the same data; the geomean\n"
-        "line is given for each. All implementations of a set are timed in one loop, one launch\n"
-        "of each in turn, so that the clocks' fall under the GPU's power cap during a long run\n"
-        "reaches them alike. Each variant also gets a line of host microseconds per call (host\n"
-        "clock around a burst of calls: same pointers, new pointers every call, replay of a\n"
-        "captured CUDA graph) and the GPU time of a replay, timed alternately with eager calls."};
+        "line is given for each. All implementations of a set are timed in one loop, in rounds:\n"
+        "each runs one untimed lead launch (its median is printed as \"first after another\")\n"
+        "and 5 timed ones per round, so that the clocks' fall under the GPU's power cap during\n"
+        "a long run reaches them alike. Each variant also gets a line of host microseconds\n"
+        "per call (host clock around a burst of calls: same pointers, new pointers every call,\n"
+        "replay of a captured CUDA graph) and the GPU time of a replay, timed in turn with\n"
+        "eager calls."};
     tool_prob_opts po = {0};
     const char *csv_path = NULL, *variant_s = NULL;
     int iters = 30, seed = 1, no_cublas = 0, moe = 0;
