@@ -46,7 +46,7 @@ typedef struct blob_slot {
     CUevent done;          /* eager slots: recorded after each launch that read dev */
     int recorded;          /* done was recorded at least once */
     nvfp4jit_group *groups; /* the groups the blob was built from */
-    uint64_t ws;            /* the workspace address baked into the blob */
+    uint64_t ws_gen;        /* the plan's dws_gen when the blob was built (it bakes in dws) */
     fam_launch launch;
 } blob_slot;
 
@@ -72,6 +72,10 @@ struct nvfp4jit_plan {
     CUdeviceptr dws; /* workspace of the family's kernels (act16: fp16 tokens) */
     size_t dws_cap;
     int dws_captured; /* a capture baked dws into its blob */
+    /* counts every change of dws (freed, retired or newly allocated): a blob is reusable only
+     * while the generation it was built in lasts. An address is no identity: after a failed
+     * growth, a later allocation may return the freed address with fewer bytes behind it. */
+    uint64_t dws_gen;
     CUdeviceptr *retired; /* workspaces replaced while something may still use them */
     size_t num_retired;
     CUstream upload_stream; /* capture-time uploads (non-blocking, created on first capture) */
@@ -266,6 +270,10 @@ static int groups_equal(const nvfp4jit_group *a, const nvfp4jit_group *b, size_t
 static nvfp4jit_status arena_reserve(nvfp4jit_plan *p, const drv_api *api, size_t need) {
     nvfp4jit_ctx *ctx = p->ctx;
     if (need <= p->slot_cap) return NVFP4JIT_OK;
+    /* (the families' fits bound the tile count far below this: a guard for the doubling and
+     * the arena's size, which must not wrap) */
+    NJ_RETURN_IF(ctx, need > ((size_t)1 << 48), NVFP4JIT_ERR_INVALID_PROBLEM,
+                 "problem set's launch table would need %zu bytes", need);
     for (int i = 0; i < p->num_eager; i++)
         if (p->eager[i].recorded)
             DRV_CHECK(ctx, api, cuEventSynchronize(p->eager[i].done), "waiting for a blob slot");
@@ -382,9 +390,11 @@ static nvfp4jit_status workspace_reserve(nvfp4jit_plan *p, const drv_api *api, s
         p->dws = 0;
         p->dws_cap = 0;
         p->dws_captured = 0;
+        p->dws_gen++; /* no blob built on the old workspace is reusable, even if this fails */
     }
     DRV_CHECK(ctx, api, cuMemAlloc(&p->dws, wneed), "cuMemAlloc (plan workspace)");
     p->dws_cap = wneed;
+    p->dws_gen++;
     return NVFP4JIT_OK;
 }
 
@@ -398,7 +408,7 @@ static nvfp4jit_status slot_fill(nvfp4jit_plan *p, const drv_api *api, blob_slot
     DRV_CHECK(ctx, api, cuMemcpyHtoDAsync(sl->dev, sl->host, need, st),
               "cuMemcpyHtoDAsync (plan blob)");
     memcpy(sl->groups, groups, p->num_groups * sizeof *groups);
-    sl->ws = (uint64_t)p->dws;
+    sl->ws_gen = p->dws_gen;
     return NVFP4JIT_OK;
 }
 
@@ -412,7 +422,7 @@ static nvfp4jit_status run_captured(nvfp4jit_plan *p, const drv_api *api,
     p->dws_captured = p->dws != 0;
     for (size_t i = 0; i < p->num_captured; i++) {
         blob_slot *sl = p->captured[i];
-        if (sl->ws == (uint64_t)p->dws && groups_equal(sl->groups, groups, n))
+        if (sl->ws_gen == p->dws_gen && groups_equal(sl->groups, groups, n))
             return launch(p, api, sl, st); /* the same problem, captured before: on the device */
     }
     if (!p->upload_stream)
@@ -450,7 +460,7 @@ nvfp4jit_status nj_plan_run(nvfp4jit_plan *p, const nvfp4jit_group *groups, size
     NJ_RETURN_IF(ctx, num_groups && !groups, NVFP4JIT_ERR_INVALID_ARG, "groups is NULL");
     CUstream st = (CUstream)stream;
     blob_slot *last = p->cur >= 0 ? &p->eager[p->cur] : NULL;
-    int same = last && last->ws == (uint64_t)p->dws && groups_equal(groups, last->groups, num_groups);
+    int same = last && last->ws_gen == p->dws_gen && groups_equal(groups, last->groups, num_groups);
     /* Steady state: the context of the last launch is still current, so the device checks
      * made then still hold; a stream that is not being captured and the same groups as the
      * last eager upload: launch from its slot. */
@@ -472,6 +482,14 @@ nvfp4jit_status nj_plan_run(nvfp4jit_plan *p, const nvfp4jit_group *groups, size
                          "group %zu: N=%lld K=%lld differ from the plan's N=%lld K=%lld", i,
                          (long long)groups[i].n, (long long)groups[i].k,
                          (long long)p->shapes[i].n, (long long)p->shapes[i].k);
+        }
+        /* the variant's limits that depend on M (tiles, act16's token items), before anything
+         * is sized or allocated for this set (nj_plan_create checked the set it was made with) */
+        char why[256] = "";
+        if (p->fam->fits && !p->fam->fits(&p->v, groups, num_groups, why, sizeof why)) {
+            char name[96];
+            nj_variant_format(&p->v, name, sizeof name);
+            return nj_fail(ctx, NVFP4JIT_ERR_INVALID_PROBLEM, "variant %s: %s", name, why);
         }
     }
     nvfp4jit_status s;

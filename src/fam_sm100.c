@@ -164,6 +164,16 @@ static size_t sm100_blob_size(const nvfp4jit_variant *v, const nvfp4jit_group *g
     return maps_off(n) + SM100_GROUP_MAPS_BYTES * n + sizeof(sm100_tile) * count_tiles(v, g, n);
 }
 
+/* The tile count's limit (blob_fill checks it again as a guard). */
+static int sm100_fits(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n, char *why,
+                      size_t why_n) {
+    size_t tiles = count_tiles(v, g, n);
+    if (tiles <= 0x7fffffff) return 1;
+    snprintf(why, why_n, "the set needs %zu tiles of %dx%d (a grid holds at most 2^31 - 1)", tiles,
+             v->block_m, v->block_n);
+    return 0;
+}
+
 static nvfp4jit_status encode_map(nvfp4jit_ctx *ctx, const drv_api *api, void *map, uint64_t ptr,
                                   int64_t rows, int64_t k, int box_rows, int block_k, size_t gi,
                                   const char *which) {
@@ -309,5 +319,5 @@ const family fam_sm100a = {
     .workspace_size = NULL,
     .blob_fill = sm100_blob_fill,
     .tmem_cols = tmem_cols,
-    .fits = NULL,
+    .fits = sm100_fits,
 };

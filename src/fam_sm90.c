@@ -782,6 +782,13 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
 
 static int sm90_fits(const nvfp4jit_variant *v, const nvfp4jit_group *g, size_t n, char *why,
                      size_t why_n) {
+    /* (M, N <= 2^24 and n <= 2^20: the count cannot overflow) */
+    size_t tiles = count_tiles(v, g, n);
+    if (tiles > 0x7fffffff) {
+        snprintf(why, why_n, "the set needs %zu tiles of %dx%d (a grid holds at most 2^31 - 1)",
+                 tiles, v->block_m, v->block_n);
+        return 0;
+    }
     if (!is_act16(v)) return 1;
     /* M, K <= 2^24 and n <= 2^20 (nvfp4jit_problem_check_shapes): no int64 overflow */
     int64_t items = 0;

@@ -1583,6 +1583,116 @@ static void t_modules_unloaded(void) {
     gset_free(&s);
 }
 
+/* A failed workspace growth, then a capture whose smaller workspace lands at the freed address
+ * (fakecuda_set_reuse: a real allocator may hand it out again): the eager run of the first
+ * groups must not take the fast path with the blob built on the old workspace, whose token map
+ * covers more rows than the new allocation holds (it did: the slot was matched by the
+ * workspace's address). Every launched token map must lie inside live device memory. */
+static void t_stale_workspace(void) {
+    SETUP();
+    void (*reuse)(int) = NULL;
+    void *h = dlopen(getenv("NVFP4JIT_CUDA_DRIVER"), RTLD_NOW | RTLD_NOLOAD);
+    if (h) {
+        *(void **)&reuse = dlsym(h, "fakecuda_set_reuse");
+        dlclose(h);
+    }
+    REQUIRE(reuse);
+    const drv_api *api = fk.api;
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    static const int64_t SH[1][3] = {{256, 64, 128}};
+    gset s;
+    REQUIRE(gset_make(&s, SH, 1) == 0);
+    CUstream st;
+    REQUIRE(api->cuStreamCreate(&st, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+    nvfp4jit_plan *p = NULL;
+    REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 1, &ACT16P, &p) == NVFP4JIT_OK);
+    reuse(1);
+    CHECK(nvfp4jit_plan_run(p, s.g, 1, st) == NVFP4JIT_OK);
+    gset big = s, small = s;
+    big.g[0].m = 1024;  /* (A is not read by the fake) */
+    small.g[0].m = 16;
+    fk.fail("cuMemAlloc:1"); /* the workspace's growth fails, after the old one was freed */
+    CHECK(nvfp4jit_plan_run(p, big.g, 1, st) != NVFP4JIT_OK);
+    fk.fail(NULL);
+    REQUIRE(api->cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL) == CUDA_SUCCESS);
+    CHECK(nvfp4jit_plan_run(p, small.g, 1, st) == NVFP4JIT_OK);
+    CUgraph g = NULL;
+    CHECK(api->cuStreamEndCapture(st, &g) == CUDA_SUCCESS && g);
+    if (g) api->cuGraphDestroy(g);
+    CHECK(nvfp4jit_plan_run(p, s.g, 1, st) == NVFP4JIT_OK);
+    const unsigned char *blob = (const unsigned char *)(uintptr_t)seen.blob;
+    REQUIRE(blob && !strcmp(seen.func, NJ_KERNEL_NAME));
+    uint64_t maps_off;
+    memcpy(&maps_off, blob + 16, 8);
+    const fakecuda_tmap *tok = tmap(blob, maps_off, 0, 0);
+    CHECK(tok->magic == FAKECUDA_TMAP_MAGIC && tok->dims[1] == 256);
+    size_t bytes = (size_t)(tok->dims[1] * tok->strides[0]);
+    void *tmp = malloc(bytes);
+    REQUIRE(tmp);
+    /* the fake's copies fail unless the range lies inside one live allocation */
+    CHECKF(api->cuMemcpyDtoH(tmp, (CUdeviceptr)tok->addr, bytes) == CUDA_SUCCESS,
+           "the launched token map (%zu bytes at 0x%llx) is not inside live device memory", bytes,
+           (unsigned long long)tok->addr);
+    free(tmp);
+    reuse(0);
+    CHECK(api->cuStreamSynchronize(st) == CUDA_SUCCESS);
+    nvfp4jit_plan_destroy(p);
+    api->cuStreamDestroy(st);
+    gset_free(&s);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+/* A run whose M exceeds a limit of the plan's variant (tiles per grid; act16's token items),
+ * where the plan was made for small M: refused as an invalid problem before anything is sized
+ * or allocated for it (it asked the driver for the blob arena or the workspace first, and
+ * reported what the driver said: out of memory; with 2^20 such groups the arena's size
+ * computation wrapped and the call never returned), and the plan still runs its set. */
+static void t_run_limits(void) {
+    SETUP();
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    static const int64_t SH[1][3] = {{64, 64, 128}};
+    gset s;
+    REQUIRE(gset_make(&s, SH, 1) == 0);
+    const nvfp4jit_variant *vs[2] = {&DUAL, &ACT16P};
+    for (int i = 0; i < 2; i++) {
+        nvfp4jit_plan *p = NULL;
+        REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 1, vs[i], &p) ==
+                NVFP4JIT_OK);
+        CHECK(nvfp4jit_plan_run(p, s.g, 1, NULL) == NVFP4JIT_OK);
+        nvfp4jit_group g = s.g[0];
+        /* dual 64x32: 2^18 x 2^19 tiles; act16p: 2^24 x 2^16 / 16 token items (2^36) */
+        g.m = NVFP4JIT_MAX_DIM;
+        g.n = i == 0 ? NVFP4JIT_MAX_DIM : 64;
+        nvfp4jit_plan *q = NULL;
+        if (i == 0) { /* N is fixed at creation: a plan of this N */
+            nvfp4jit_group g0 = g;
+            g0.m = 64;
+            REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, &g0, 1, vs[i], &q) ==
+                    NVFP4JIT_OK);
+        } else {
+            g.k = 1 << 16;
+            nvfp4jit_group g0 = g;
+            g0.m = 64;
+            REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, &g0, 1, vs[i], &q) ==
+                    NVFP4JIT_OK);
+        }
+        long allocs = fk.calls("cuMemAlloc"), host = fk.calls("cuMemAllocHost");
+        nvfp4jit_status r = nvfp4jit_plan_run(q, &g, 1, NULL);
+        CHECKF(r == NVFP4JIT_ERR_INVALID_PROBLEM, "%s: %s (%s)", i ? "act16p" : "dual",
+               nvfp4jit_status_string(r), nvfp4jit_last_error(ctx));
+        CHECKF(strstr(nvfp4jit_last_error(ctx), i ? "token values" : "tiles") != NULL, "%s",
+               nvfp4jit_last_error(ctx));
+        CHECK(fk.calls("cuMemAlloc") == allocs && fk.calls("cuMemAllocHost") == host);
+        nvfp4jit_plan_destroy(q);
+        CHECK(nvfp4jit_plan_run(p, s.g, 1, NULL) == NVFP4JIT_OK);
+        nvfp4jit_plan_destroy(p);
+    }
+    gset_free(&s);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
 static void t_cleanup(void) {
     if (fk.own_cache) tu_rmtree(fk.cache);
     fk.own_cache = 0;
@@ -1594,6 +1704,8 @@ const test_case tests_fakecuda[] = {
     {"choice_sms", t_choice_sms},
     {"capture", t_capture},
     {"act16", t_act16},
+    {"stale_workspace", t_stale_workspace},
+    {"run_limits", t_run_limits},
     {"moe", t_moe},
     {"moe_sm100", t_moe_sm100},
     {"moe_sm100_emu", t_moe_sm100_emu},

@@ -176,6 +176,21 @@ FK_API void fakecuda_set_drift(int ppm) {
     UNLOCK();
 }
 
+/* fakecuda_set_reuse: the block kept from the last device free (g_reuse_mem, its capacity) */
+static int g_reuse;
+static void *g_reuse_mem;
+static size_t g_reuse_cap;
+FK_API void fakecuda_set_reuse(int on) {
+    LOCK();
+    g_reuse = on;
+    if (!on) {
+        free(g_reuse_mem);
+        g_reuse_mem = NULL;
+        g_reuse_cap = 0;
+    }
+    UNLOCK();
+}
+
 FK_API void fakecuda_set_sms(int sms) {
     LOCK();
     g_sms = sms;
@@ -810,7 +825,16 @@ static CUresult mem_alloc(const char *api, int kind, void **out, size_t size) {
     CUresult r = unsafe_call();
     fk_obj *o = NULL;
     void *mem = NULL;
-    if (r == CUDA_SUCCESS) {
+    if (r == CUDA_SUCCESS && kind == K_DEV && g_reuse_mem && size <= g_reuse_cap) {
+        mem = g_reuse_mem; /* the last freed block's address, with `size` bytes now */
+        g_reuse_mem = NULL;
+        g_reuse_cap = 0;
+        o = obj_new(kind);
+        if (!o) {
+            free(mem);
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+        }
+    } else if (r == CUDA_SUCCESS) {
         mem = aligned_alloc(256, (size + 255) / 256 * 256);
         o = mem ? obj_new(kind) : NULL;
         if (!o) {
@@ -852,7 +876,13 @@ static CUresult mem_free(const char *api, int kind, void *p) {
         } else {
             g_st.live_host_allocs--;
         }
-        free(o->mem);
+        if (kind == K_DEV && g_reuse) { /* kept for the next allocation (fakecuda_set_reuse) */
+            free(g_reuse_mem);
+            g_reuse_mem = o->mem;
+            g_reuse_cap = (o->size + 255) / 256 * 256;
+        } else {
+            free(o->mem);
+        }
         obj_del(o);
     }
     UNLOCK();

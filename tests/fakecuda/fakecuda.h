@@ -86,5 +86,9 @@ void fakecuda_set_drift(int ppm);
 /* The compute capability the device reports from now on (FAKECUDA_CC sets it at cuInit): an
  * in-process test of the sm_100a paths sets 100 and puts 90 back. */
 void fakecuda_set_cc(int cc);
+/* 1: the device memory of the last cuMemFree is kept, and the next cuMemAlloc of at most its
+ * size returns that address again (a real allocator may hand a freed address out again, with
+ * fewer bytes behind it); 0 (the default): off, the kept block is released. */
+void fakecuda_set_reuse(int on);
 
 #endif
