@@ -526,7 +526,8 @@ typedef struct nvfp4jit_weights nvfp4jit_weights;
 typedef struct nvfp4jit_moe_plan nvfp4jit_moe_plan;
 
 /** Bytes of one operand's scales in the blocked layout: rows padded to 128, K/16 columns
- *  padded to 4 (rows * K / 16 for K % 64 == 0 and rows % 128 == 0). */
+ *  padded to 4 (rows * K / 16 for K % 64 == 0 and rows % 128 == 0). 0 when rows or k is
+ *  negative or the size does not fit a size_t. */
 NVFP4JIT_API size_t nvfp4jit_scale_bytes(int64_t rows, int64_t k);
 
 /** Register expert weights (nothing is copied on the device; the weights must stay
@@ -543,7 +544,8 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_weights_create(nvfp4jit_ctx *ctx, nvfp4jit
 NVFP4JIT_API void nvfp4jit_weights_destroy(nvfp4jit_weights *w);
 
 /** Rows of the token-scale buffer a MoE call needs for max_rows tokens and E experts: every
- *  expert's scales start at a multiple of 128 rows, so round_up(max_rows + 127 E, 128). */
+ *  expert's scales start at a multiple of 128 rows, so round_up(max_rows + 127 E, 128). 0 when
+ *  an argument is negative or the count does not fit an int64_t. */
 NVFP4JIT_API int64_t nvfp4jit_moe_scale_rows(int64_t max_rows, int num_experts);
 
 /** Make a MoE plan for up to max_rows tokens (1..2^30, and max_rows * K/16 < 2^31 - 2^24)

@@ -60,13 +60,16 @@ struct nvfp4jit_moe_plan {
     nj_prep_tab no_tab; /* the prep's third parameter: unused by a MoE call, all zero */
 };
 
+/* 0 for negative arguments or a result that does not fit (the header says so) */
 static size_t scale_bytes(int64_t rows, int64_t k) {
-    if (rows < 0 || k < 0) return 0;
-    return (size_t)((rows + 127) / 128 * 128) * (size_t)((k / 16 + 3) / 4 * 4);
+    if (rows < 0 || k < 0 || rows > INT64_MAX - 127) return 0;
+    size_t r = (size_t)((rows + 127) / 128 * 128), c = (size_t)((k / 16 + 3) / 4 * 4), out;
+    return __builtin_mul_overflow(r, c, &out) ? 0 : out;
 }
 
 static int64_t moe_scale_rows(int64_t max_rows, int num_experts) {
     if (max_rows < 0 || num_experts < 0) return 0;
+    if (max_rows > INT64_MAX - 127 - 127 * (int64_t)num_experts) return 0;
     return (max_rows + 127 * (int64_t)num_experts + 127) / 128 * 128;
 }
 

@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 
 #include <dirent.h>
+#include <limits.h>
+#include <stdint.h>
 
 #include "dispatch.h"
 #include "driver.h"
@@ -371,7 +373,31 @@ static void t_variant_check_null(void) {
     nvfp4jit_ctx_destroy(c);
 }
 
+/* The buffer-size helpers: the documented values, and 0 (not a wrapped size, which a caller
+ * would allocate) for negative arguments and results that do not fit. */
+static void scale_sizes(void) {
+    CHECK(nvfp4jit_scale_bytes(128, 256) == 128 * 16);
+    CHECK(nvfp4jit_scale_bytes(130, 64) == 256 * 4);
+    CHECK(nvfp4jit_scale_bytes(1, 16) == 128 * 4); /* K/16 columns padded to 4 */
+    CHECK(nvfp4jit_scale_bytes(0, 64) == 0);
+    CHECK(nvfp4jit_scale_bytes(-1, 64) == 0 && nvfp4jit_scale_bytes(64, -64) == 0);
+    CHECKF(nvfp4jit_scale_bytes(INT64_MAX, 64) == 0, "%zu", nvfp4jit_scale_bytes(INT64_MAX, 64));
+    CHECKF(nvfp4jit_scale_bytes((int64_t)1 << 40, (int64_t)1 << 40) == 0, "%zu",
+           nvfp4jit_scale_bytes((int64_t)1 << 40, (int64_t)1 << 40));
+    /* 2^40 x (2^36 + 4) wraps to 2^42, a plausible size */
+    CHECKF(nvfp4jit_scale_bytes((int64_t)1 << 40, ((int64_t)1 << 40) + 64) == 0, "%zu",
+           nvfp4jit_scale_bytes((int64_t)1 << 40, ((int64_t)1 << 40) + 64));
+    CHECK(nvfp4jit_moe_scale_rows(64, 4) == (64 + 127 * 4 + 127) / 128 * 128);
+    CHECK(nvfp4jit_moe_scale_rows(0, 0) == 0 && nvfp4jit_moe_scale_rows(1, 0) == 128);
+    CHECK(nvfp4jit_moe_scale_rows(-1, 4) == 0 && nvfp4jit_moe_scale_rows(64, -1) == 0);
+    CHECKF(nvfp4jit_moe_scale_rows(INT64_MAX - 100, 1) == 0, "%lld",
+           (long long)nvfp4jit_moe_scale_rows(INT64_MAX - 100, 1));
+    CHECKF(nvfp4jit_moe_scale_rows(INT64_MAX - 300, INT_MAX) == 0, "%lld",
+           (long long)nvfp4jit_moe_scale_rows(INT64_MAX - 300, INT_MAX));
+}
+
 const test_case tests_api[] = {
+    {"scale_sizes", scale_sizes},
     {"version", t_version},       {"status_strings", t_status_strings},
     {"ctx", t_ctx},               {"validation", t_validation},
     {"ctx_cache_dir_hostile", t_ctx_cache_dir_hostile},
