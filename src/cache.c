@@ -459,6 +459,13 @@ static cache_result verify_dir(int dfd, const char *key, cache_entry *out, char 
                 (long long)st.st_size, mi.size[i]);
             goto done;
         }
+        /* before a byte is read: a sparse file the manifest agrees with is no excuse */
+        if (mi.size[i] > NJ_CACHE_FILE_MAX) {
+            close(fd);
+            msg(why, why_n, "%s: %" PRIu64 " bytes, more than the limit of %llu", name,
+                mi.size[i], NJ_CACHE_FILE_MAX);
+            goto done;
+        }
         nj_buf *dst = out ? entry_file_mut(&tmp, i) : &data;
         r = read_fd(fd, dst, (size_t)mi.size[i], &over);
         e = errno;
@@ -739,6 +746,12 @@ int cache_store(const char *dir, const char *key, const cache_entry *e, char *er
         if (!nl) break;
         p = nl + 1;
     }
+    for (int i = 0; i < NFILES; i++)
+        if ((unsigned long long)entry_file(e, i)->len > NJ_CACHE_FILE_MAX) {
+            msg(err, err_n, "%s is %zu bytes, more than the limit of %llu a cache entry may hold",
+                file_names[i], entry_file(e, i)->len, NJ_CACHE_FILE_MAX);
+            return -1;
+        }
     char path[4096];
     if (path_fmt(path, sizeof path, "%s/" FORMAT_DIR "/%.2s/%s", dir, key, key)) {
         msg(err, err_n, "cache path too long");

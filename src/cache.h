@@ -15,6 +15,10 @@
 #include "common.h"
 
 #define NJ_CACHE_FORMAT 1
+/* The largest data file (source.cu, kernel.ptx, kernel.cubin, log.txt) an entry may hold, 64
+ * MiB: real ones are well under 1 MiB. A bigger one (or a manifest that says so) makes the entry
+ * corrupt before anything is read, and cache_store refuses to write one. */
+#define NJ_CACHE_FILE_MAX ((unsigned long long)64 << 20)
 
 typedef struct cache_entry {
     nj_buf source; /* rendered CUDA source */

@@ -338,6 +338,68 @@ static void test_corrupt_not_dir(void) {
     corrupt_case(damage_not_a_dir, "not a directory");
 }
 
+/* Rewrite the size on `name`'s file line of KEY1's manifest (the checksum stays). */
+static void set_manifest_size(const char *dir, const char *name, unsigned long long size) {
+    char p[4096], pfx[64];
+    file_in_entry(dir, KEY1, "manifest.txt", p, sizeof p);
+    nj_buf b, o;
+    nj_buf_init(&b);
+    nj_buf_init(&o);
+    CHECK(nj_read_file(p, &b) == 0);
+    snprintf(pfx, sizeof pfx, "file %s ", name);
+    char *l = strstr(b.data, pfx);
+    REQUIRE(l);
+    char *sz = l + strlen(pfx), *sp = strchr(sz, ' ');
+    REQUIRE(sp);
+    nj_buf_append(&o, b.data, (size_t)(sz - b.data));
+    nj_buf_printf(&o, "%llu", size);
+    nj_buf_puts(&o, sp);
+    CHECK(write_bytes(p, o.data, o.len) == 0);
+    nj_buf_free(&b);
+    nj_buf_free(&o);
+}
+
+/* An entry file larger than NJ_CACHE_FILE_MAX is corrupt before a byte is read or allocated,
+ * even when its manifest claims that size (a sparse 4 GiB source.cu made `cache verify` read
+ * 4 GiB into memory, and under a memory limit the ENOMEM kept the entry forever). */
+static void damage_huge_source(const char *dir) {
+    char p[4096];
+    file_in_entry(dir, KEY1, "source.cu", p, sizeof p);
+    CHECK(truncate(p, (off_t)NJ_CACHE_FILE_MAX + 1) == 0); /* sparse */
+    set_manifest_size(dir, "source.cu", (unsigned long long)NJ_CACHE_FILE_MAX + 1);
+}
+static void damage_4g_source(const char *dir) {
+    char p[4096];
+    file_in_entry(dir, KEY1, "source.cu", p, sizeof p);
+    CHECK(truncate(p, (off_t)1 << 32) == 0); /* sparse */
+    set_manifest_size(dir, "source.cu", 1ull << 32);
+}
+static void damage_huge_claim(const char *dir) { /* the manifest alone says 4 GiB */
+    set_manifest_size(dir, "kernel.ptx", 1ull << 32);
+}
+static void test_corrupt_oversized(void) {
+    corrupt_case(damage_huge_source, "source.cu: 67108865 bytes, more than the limit");
+    corrupt_case(damage_4g_source, "source.cu: 4294967296 bytes, more than the limit");
+    corrupt_case(damage_huge_claim, "kernel.ptx: size ");
+    /* a store of a file over the limit is refused: it could never be read back */
+    char *dir = dup_tmpdir();
+    REQUIRE(dir);
+    cache_entry e;
+    make_entry(&e, 2);
+    char err[512] = "";
+    char *big = calloc(1, (size_t)NJ_CACHE_FILE_MAX + 1);
+    REQUIRE(big);
+    CHECK(nj_buf_set(&e.ptx, big, (size_t)NJ_CACHE_FILE_MAX + 1) == 0);
+    free(big);
+    CHECK(cache_store(dir, KEY1, &e, err, sizeof err) == -1);
+    CHECKF(strstr(err, "kernel.ptx") && strstr(err, "limit"), "%s", err);
+    int n, s;
+    count_dir(dir, &n, &s);
+    CHECK(n == 0 && s == 0);
+    cache_entry_free(&e);
+    done_tmpdir(dir);
+}
+
 /* cache_store over a bad entry replaces it. */
 static void test_store_replaces_bad(void) {
     char *dir = dup_tmpdir();
@@ -822,6 +884,7 @@ const test_case tests_cache[] = {
     {"corrupt_unlisted", test_corrupt_unlisted},
     {"corrupt_missing_file", test_corrupt_missing_file},
     {"corrupt_not_dir", test_corrupt_not_dir},
+    {"corrupt_oversized", test_corrupt_oversized},
     {"store_replaces_bad", test_store_replaces_bad},
     {"store_error_cleans_up", test_store_error_cleans_up},
     {"concurrent_store", test_concurrent_store},
