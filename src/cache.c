@@ -1011,9 +1011,15 @@ int cache_clear(const char *dir, char *err, size_t err_n) {
     for (int i = 0; i < np; i++) {
         int pfd = open_dir_at(v1, pfx[i], 0, 0);
         if (pfd < 0) {
+            int e = errno;
+            if (e == ENOENT) continue; /* removed since we listed it */
+            if (!not_a_dir(e)) { /* EACCES...: its entries stay, so clear did not succeed */
+                if (!failed) msg(err, err_n, "%s/" FORMAT_DIR "/%s: %s", dir, pfx[i], strerror(e));
+                failed = 1;
+                continue;
+            }
             /* a symlink (or file) planted as a prefix dir: remove the link only */
-            if (not_a_dir(errno) && unlinkat(v1, pfx[i], 0) != 0 && errno != ENOENT &&
-                !failed) {
+            if (unlinkat(v1, pfx[i], 0) != 0 && errno != ENOENT && !failed) {
                 msg(err, err_n, "removing %s/" FORMAT_DIR "/%s: %s", dir, pfx[i],
                     strerror(errno));
                 failed = 1;

@@ -680,6 +680,67 @@ static void test_clear(void) {
     done_tmpdir(dir);
 }
 
+/* Run fn(dir) in a child process as a user that file permissions apply to: the current one,
+ * or uid/gid 65534 (nobody) when running as root (dir is given to that user first).
+ * @return fn's result (0 = pass), 77 when the child could not drop root. */
+static int as_plain_user(const char *dir, int (*fn)(const char *dir)) {
+    if (geteuid() == 0 && chown(dir, 65534, 65534) != 0) return 77;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) return 77;
+    if (pid == 0) {
+        if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0 || geteuid() == 0))
+            _exit(77);
+        _exit(fn(dir));
+    }
+    int st;
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) return 1;
+    return WEXITSTATUS(st);
+}
+
+/* A prefix directory that cannot be opened (EACCES) was skipped silently: `cache clear`
+ * said "removed 0 entries" and succeeded with the entries still there. */
+static int child_clear_unreadable_prefix(const char *dir) {
+    cache_entry e;
+    make_entry(&e, 7);
+    char err[512] = "", p[4096];
+    int bad = 0;
+    if (cache_store(dir, KEY1, &e, err, sizeof err) != 0 ||
+        cache_store(dir, KEY2, &e, err, sizeof err) != 0) {
+        fprintf(stderr, "  child: store: %s\n", err);
+        cache_entry_free(&e);
+        return 1;
+    }
+    cache_entry_free(&e);
+    snprintf(p, sizeof p, "%s/v1/%.2s", dir, KEY1);
+    if (chmod(p, 0) != 0) return 1;
+    int r = cache_clear(dir, err, sizeof err);
+    if (r != -1 || !strstr(err, "v1/01") || !strstr(err, "Permission denied")) {
+        fprintf(stderr, "  child: clear returned %d (%s), want -1 naming v1/01\n", r, err);
+        bad = 1;
+    }
+    if (chmod(p, 0755) != 0) return 1;
+    char why[512];
+    /* the other prefix was still cleared; the unreadable one's entry is still there */
+    if (cache_lookup(dir, KEY2, NULL, why, sizeof why) != CACHE_MISS ||
+        cache_lookup(dir, KEY1, NULL, why, sizeof why) != CACHE_HIT) {
+        fprintf(stderr, "  child: after clear: KEY2 should be gone, KEY1 kept\n");
+        bad = 1;
+    }
+    if (cache_clear(dir, err, sizeof err) != 1) bad = 1;
+    return bad;
+}
+
+static void test_clear_unreadable_prefix(void) {
+    char *dir = dup_tmpdir();
+    REQUIRE(dir);
+    int r = as_plain_user(dir, child_clear_unreadable_prefix);
+    done_tmpdir(dir);
+    if (r == 77) SKIP("skipped: running as root and cannot switch to uid 65534");
+    CHECKF(r == 0, "child exited %d", r);
+}
+
 /* ---- hostile cache directories (issue 11) ---- */
 
 static int count_names(const char *d) {
@@ -891,6 +952,7 @@ const test_case tests_cache[] = {
     {"concurrent_repair", test_concurrent_repair},
     {"foreach", test_foreach},
     {"clear", test_clear},
+    {"clear_unreadable_prefix", test_clear_unreadable_prefix},
     {"default_dir", test_default_dir},
     {"symlinked_prefix", test_symlinked_prefix},
     {"cubin_not_elf", test_cubin_not_elf},
