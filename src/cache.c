@@ -223,6 +223,34 @@ static int open_dir_at(int dfd, const char *name, int create, mode_t mode) {
 
 static int not_a_dir(int e) { return e == ELOOP || e == ENOTDIR; }
 
+/* The rule of trust_of (below) for a directory under the cache root, open as fd inside the
+ * directory open as pfd: not writable by group or others without the sticky bit, and owned by
+ * us, by root or by pfd's owner (who could replace it anyway). Checked on the open descriptors,
+ * so what is checked is what is used. @return 1, or 0 with why ("<what> is ...") and errno
+ * EPERM (or fstat's errno). */
+static int below_trusted(int pfd, int fd, const char *what, char *why, size_t why_n) {
+    struct stat pst, st;
+    if (fstat(pfd, &pst) != 0 || fstat(fd, &st) != 0) {
+        int e = errno;
+        msg(why, why_n, "%s: fstat: %s", what, strerror(e));
+        errno = e;
+        return 0;
+    }
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+        msg(why, why_n, "%s is writable by other users (mode %04o, no sticky bit): not used "
+            "(chmod go-w it)", what, (unsigned)(st.st_mode & 07777));
+        errno = EPERM;
+        return 0;
+    }
+    if (st.st_uid != geteuid() && st.st_uid != 0 && st.st_uid != pst.st_uid) {
+        msg(why, why_n, "%s belongs to another user (uid %u): not used", what,
+            (unsigned)st.st_uid);
+        errno = EPERM;
+        return 0;
+    }
+    return 1;
+}
+
 /* ---- verification ---- */
 
 static int parse_u64(const char *s, size_t n, uint64_t *v) {
@@ -528,6 +556,11 @@ static cache_result check_at(int pfd, const char *name, const char *key, cache_e
         msg(why, why_n, "entry %s: fstat: %s", name, strerror(e));
         return CACHE_ERROR;
     }
+    if (!below_trusted(pfd, fd, "entry directory", why, why_n)) {
+        int e = errno;
+        close(fd);
+        return e == EPERM ? CACHE_CORRUPT : CACHE_ERROR;
+    }
     cache_result r = verify_dir(fd, key, out, why, why_n);
     close(fd);
     return r;
@@ -614,7 +647,23 @@ cache_trust cache_check_dir(const char *dir, char *why, size_t why_n) {
         msg(why, why_n, "%s: %s: the disk cache is not used", dir, strerror(errno));
         return CACHE_UNTRUSTED;
     }
-    return trust_of(&st, dir, why, why_n);
+    cache_trust t = trust_of(&st, dir, why, why_n);
+    if (t == CACHE_UNTRUSTED) return t;
+    /* v1 by the same rule, when it is there (what else is wrong with it, lookups report) */
+    int rfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rfd < 0) return t;
+    int v1 = open_dir_at(rfd, FORMAT_DIR, 0, 0);
+    if (v1 >= 0) {
+        char what[4200], w[4400];
+        snprintf(what, sizeof what, "%s/" FORMAT_DIR, dir);
+        if (!below_trusted(rfd, v1, what, w, sizeof w)) {
+            msg(why, why_n, "%s", w);
+            t = CACHE_UNTRUSTED;
+        }
+        close(v1);
+    }
+    close(rfd);
+    return t;
 }
 
 enum { OPEN_INSPECT, OPEN_READ, OPEN_WRITE, OPEN_CLEAR };
@@ -657,6 +706,17 @@ static int open_v1(const char *dir, int how, char *why, size_t why_n) {
     }
     int v1 = open_dir_at(rfd, FORMAT_DIR, how == OPEN_WRITE, 0755);
     int e = errno;
+    if (v1 >= 0 && how != OPEN_INSPECT) { /* foreach reads it anyway, as it does dir */
+        char what[4200];
+        snprintf(what, sizeof what, "%s/" FORMAT_DIR, dir);
+        if (!below_trusted(rfd, v1, what, why, why_n)) {
+            e = errno;
+            close(v1);
+            close(rfd);
+            errno = e;
+            return -1;
+        }
+    }
     close(rfd);
     if (v1 < 0) {
         if (not_a_dir(e))
@@ -667,6 +727,15 @@ static int open_v1(const char *dir, int how, char *why, size_t why_n) {
         errno = e;
     }
     return v1;
+}
+
+/* Check the prefix directory pfd (name pfx) of v1 by below_trusted. @return 1, or 0 with why
+ * naming it. */
+static int prefix_trusted(int v1, int pfd, const char *dir, const char *pfx, char *why,
+                          size_t why_n) {
+    char what[4200];
+    snprintf(what, sizeof what, "%s/" FORMAT_DIR "/%s", dir, pfx);
+    return below_trusted(v1, pfd, what, why, why_n);
 }
 
 /* ---- public ---- */
@@ -708,6 +777,11 @@ cache_result cache_lookup(const char *dir, const char *key, cache_entry *e, char
         }
         close(v1);
         return r;
+    }
+    if (!prefix_trusted(v1, pfd, dir, pfx, why, why_n)) {
+        close(pfd);
+        close(v1);
+        return CACHE_ERROR;
     }
     struct stat st;
     cache_result r = check_at(pfd, key, key, e, &st, why, why_n);
@@ -790,6 +864,7 @@ int cache_store(const char *dir, const char *key, const cache_entry *e, char *er
         msg(err, err_n, "cannot create %s/" FORMAT_DIR "/%s: %s", dir, pfx, strerror(errno));
         goto out;
     }
+    if (!prefix_trusted(v1, pfd, dir, pfx, err, err_n)) goto out;
     /* NOTE: the temporary is made 0700 and chmod'ed to 0755 so that a cache directory shared
      * read-only works like one made by mkdir under umask 022. */
     if (mkdtemp_at(v1, "tmp.", tmp, sizeof tmp)) {
@@ -841,6 +916,7 @@ int cache_store(const char *dir, const char *key, const cache_entry *e, char *er
                     strerror(errno));
                 goto out;
             }
+            if (!prefix_trusted(v1, pfd, dir, pfx, err, err_n)) goto out;
             continue;
         }
         if (re != EEXIST && re != ENOTEMPTY && re != ENOTDIR) {
@@ -942,6 +1018,15 @@ int cache_foreach(const char *dir, cache_visit_fn cb, void *user) {
     char why0[512];
     int v1 = open_v1(dir, OPEN_INSPECT, why0, sizeof why0);
     if (v1 < 0) return errno == ENOENT ? 0 : -1;
+    /* an untrusted v1 is still listed (foreach only reports), but none of its entries counts
+     * as good */
+    char v1_distrust[4400] = "", what[4200];
+    int rfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    snprintf(what, sizeof what, "%s/" FORMAT_DIR, dir);
+    if (rfd >= 0 && !below_trusted(rfd, v1, what, v1_distrust, sizeof v1_distrust) &&
+        !v1_distrust[0])
+        snprintf(v1_distrust, sizeof v1_distrust, "%s not trusted", what);
+    if (rfd >= 0) close(rfd);
     char **pfx;
     int np = list_dir_at(v1, keep_prefix, NULL, &pfx);
     if (np < 0) {
@@ -964,6 +1049,10 @@ int cache_foreach(const char *dir, cache_visit_fn cb, void *user) {
                    user);
             continue;
         }
+        /* likewise an untrusted prefix directory */
+        char distrust[4400];
+        snprintf(distrust, sizeof distrust, "%s", v1_distrust);
+        if (!distrust[0]) (void)prefix_trusted(v1, pfd, dir, pfx[i], distrust, sizeof distrust);
         char **keys;
         int nk = list_dir_at(pfd, keep_key, pfx[i], &keys);
         if (nk < 0) {
@@ -975,12 +1064,16 @@ int cache_foreach(const char *dir, cache_visit_fn cb, void *user) {
             return -1;
         }
         for (int k = 0; k < nk; k++) {
-            char path[4096], why[512] = "";
+            char path[4096], why[4400] = "";
             struct stat st;
             if (path_fmt(path, sizeof path, "%s/%s", pdir, keys[k])) continue;
             cache_result r = check_at(pfd, keys[k], keys[k], NULL, &st, why, sizeof why);
             if (r == CACHE_MISS) continue; /* removed since we listed it */
             count++;
+            if (r == CACHE_HIT && distrust[0]) {
+                r = CACHE_CORRUPT;
+                snprintf(why, sizeof why, "%s", distrust);
+            }
             if (cb) cb(keys[k], path, r == CACHE_HIT, r == CACHE_HIT ? "" : why, user);
         }
         free_names(keys, nk);
@@ -1024,6 +1117,13 @@ int cache_clear(const char *dir, char *err, size_t err_n) {
                     strerror(errno));
                 failed = 1;
             }
+            continue;
+        }
+        char why[4400];
+        if (!prefix_trusted(v1, pfd, dir, pfx[i], why, sizeof why)) { /* left as it is */
+            if (!failed) msg(err, err_n, "%s", why);
+            failed = 1;
+            close(pfd);
             continue;
         }
         char **keys;

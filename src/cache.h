@@ -91,9 +91,11 @@ typedef enum cache_trust {
                             directory: not used at all */
 } cache_trust;
 
-/* What may be done with dir; why says why not (empty for CACHE_TRUSTED). Lookups, stores,
- * foreach and clear check the same on every call (foreach reads any directory: it only
- * reports). */
+/* What may be done with dir; why says why not (empty for CACHE_TRUSTED). dir/v1, when there,
+ * must also be a directory not writable by others (sticky aside) owned by us, root or dir's
+ * owner, or the result is CACHE_UNTRUSTED. Lookups, stores, foreach and clear check the same on
+ * every call, and the same rule for each prefix and entry directory they open (foreach reads any
+ * directory: it only reports, an entry below an untrusted one as bad). */
 cache_trust cache_check_dir(const char *dir, char *why, size_t why_n);
 
 #endif

@@ -886,6 +886,90 @@ static void test_untrusted_dir(void) {
     done_tmpdir(dir);
 }
 
+static int has_scratch(const char *dir) {
+    int n, s;
+    count_dir(dir, &n, &s);
+    return s;
+}
+
+/* Only the top directory was checked: with v1, a prefix or an entry directory writable by
+ * others (or, as root, one that belongs to another user) anyone could replace an entry, and it
+ * was used as a hit without a word. Each level now follows the top directory's rule. */
+static void test_untrusted_subdirs(void) {
+    char *dir = dup_tmpdir();
+    REQUIRE(dir);
+    cache_entry e;
+    make_entry(&e, 1);
+    char err[512] = "", why[512] = "", v1[4096], pfx[4096], ep[4096], ep3[4096];
+    REQUIRE(cache_store(dir, KEY1, &e, err, sizeof err) == 0);
+    REQUIRE(cache_store(dir, KEY2, &e, err, sizeof err) == 0);
+    snprintf(v1, sizeof v1, "%s/v1", dir);
+    snprintf(pfx, sizeof pfx, "%s/v1/01", dir);
+    cache_entry_path(dir, KEY1, ep, sizeof ep);
+    cache_entry_path(dir, KEY3, ep3, sizeof ep3);
+
+    /* v1 writable by others: not used at all, the context is told (cache_check_dir) */
+    REQUIRE(chmod(v1, 0777) == 0);
+    CHECK(cache_check_dir(dir, why, sizeof why) == CACHE_UNTRUSTED);
+    CHECKF(strstr(why, "/v1") && strstr(why, "writable by other users"), "%s", why);
+    CHECK(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_ERROR);
+    CHECKF(strstr(why, "/v1") && strstr(why, "writable by other users"), "%s", why);
+    CHECK(cache_store(dir, KEY3, &e, err, sizeof err) == -1);
+    CHECKF(strstr(err, "writable by other users") != NULL, "%s", err);
+    CHECK(!exists(ep3) && !has_scratch(dir));
+    CHECK(cache_clear(dir, err, sizeof err) == -1);
+    CHECK(exists(ep));
+    REQUIRE(chmod(v1, 01777) == 0); /* sticky: as for the top directory, fine */
+    CHECK(cache_check_dir(dir, why, sizeof why) == CACHE_TRUSTED);
+    CHECK(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_HIT);
+    REQUIRE(chmod(v1, 0755) == 0);
+
+    /* a prefix directory writable by its group: its entries are neither read nor written */
+    REQUIRE(chmod(pfx, 0775) == 0);
+    CHECK(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_ERROR);
+    CHECKF(strstr(why, "v1/01") && strstr(why, "writable by other users"), "%s", why);
+    CHECK(cache_lookup(dir, KEY2, NULL, why, sizeof why) == CACHE_HIT); /* another prefix */
+    CHECK(cache_store(dir, KEY3, &e, err, sizeof err) == -1);
+    CHECKF(strstr(err, "v1/01") && strstr(err, "writable by other users"), "%s", err);
+    CHECK(!exists(ep3) && !has_scratch(dir));
+    visit_log v = {0, 0, "", ""};
+    CHECK(cache_foreach(dir, visit, &v) == 2); /* verify names it */
+    CHECKF(v.bad == 1 && !strcmp(v.bad_key, KEY1) && strstr(v.why, "writable by other users"),
+           "%d bad: %s %s", v.bad, v.bad_key, v.why);
+    CHECK(exists(ep)); /* only reported */
+    REQUIRE(chmod(pfx, 0755) == 0);
+    CHECK(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_HIT);
+
+    /* an entry directory writable by others: corrupt, moved aside and rebuilt */
+    REQUIRE(chmod(ep, 0777) == 0);
+    CHECK(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_CORRUPT);
+    CHECKF(strstr(why, "writable by other users") != NULL, "%s", why);
+    CHECK(!exists(ep) && !has_scratch(dir));
+    CHECKF(cache_store(dir, KEY1, &e, err, sizeof err) == 0, "%s", err);
+    CHECK(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_HIT);
+
+    /* another user's directories inside our cache (only root can give them away) */
+    if (geteuid() == 0 && chown(ep, 12345, 12345) == 0) {
+        CHECK(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_CORRUPT);
+        CHECKF(strstr(why, "another user") != NULL, "%s", why);
+        CHECKF(cache_store(dir, KEY1, &e, err, sizeof err) == 0, "%s", err);
+        REQUIRE(chown(pfx, 12345, 12345) == 0);
+        CHECK(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_ERROR);
+        CHECKF(strstr(why, "v1/01") && strstr(why, "another user"), "%s", why);
+        CHECK(cache_store(dir, KEY3, &e, err, sizeof err) == -1);
+        CHECK(!exists(ep3));
+        REQUIRE(chown(pfx, 0, 0) == 0);
+        REQUIRE(chown(v1, 12345, 12345) == 0);
+        CHECK(cache_check_dir(dir, why, sizeof why) == CACHE_UNTRUSTED);
+        CHECK(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_ERROR);
+        CHECKF(strstr(why, "another user") != NULL, "%s", why);
+        REQUIRE(chown(v1, 0, 0) == 0);
+        CHECK(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_HIT);
+    }
+    cache_entry_free(&e);
+    done_tmpdir(dir);
+}
+
 /* ---- default dir ---- */
 
 static char *save_env(const char *name) {
@@ -957,5 +1041,6 @@ const test_case tests_cache[] = {
     {"symlinked_prefix", test_symlinked_prefix},
     {"cubin_not_elf", test_cubin_not_elf},
     {"untrusted_dir", test_untrusted_dir},
+    {"untrusted_subdirs", test_untrusted_subdirs},
     {0, 0},
 };
