@@ -129,6 +129,12 @@ typedef void (*nvfp4jit_ext_cache_visit_fn)(const char *key, const char *entry_d
                                             const char *why, void *user);
 NVFP4JIT_API int nvfp4jit_ext_cache_foreach(const char *dir, nvfp4jit_ext_cache_visit_fn cb,
                                             void *user);
+/** The manifest text of entry key (a key that foreach passed) under dir, NUL-terminated and cut
+ *  to n - 1 bytes, read without following a symlink anywhere below dir; nothing is verified.
+ *  @return the length copied, -1 when it cannot be read (no such entry, a link, not a regular
+ *  file, larger than 1 MiB). */
+NVFP4JIT_API int nvfp4jit_ext_cache_manifest(const char *dir, const char *key, char *out,
+                                             size_t n);
 /** Remove every entry (good or bad) and what crashed writers left. @return the number of
  *  entries removed, -1 on error (err says the first). */
 NVFP4JIT_API int nvfp4jit_ext_cache_clear(const char *dir, char *err, size_t err_n);

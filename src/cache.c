@@ -1084,6 +1084,47 @@ int cache_foreach(const char *dir, cache_visit_fn cb, void *user) {
     return count;
 }
 
+int cache_read_manifest(const char *dir, const char *key, char *out, size_t n) {
+    if (out && n) out[0] = '\0';
+    if (!dir || !*dir || !cache_key_valid(key) || !out || !n) { errno = EINVAL; return -1; }
+    int v1 = open_v1(dir, OPEN_INSPECT, NULL, 0);
+    if (v1 < 0) return -1;
+    char pfx[3] = {key[0], key[1], '\0'};
+    int pfd = open_dir_at(v1, pfx, 0, 0), e = errno;
+    close(v1);
+    if (pfd < 0) { errno = e; return -1; }
+    int efd = open_dir_at(pfd, key, 0, 0);
+    e = errno;
+    close(pfd);
+    if (efd < 0) { errno = e; return -1; }
+    /* NOTE: O_NONBLOCK: a FIFO planted as the manifest must not block the open */
+    int fd = openat(efd, MANIFEST, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    e = errno;
+    close(efd);
+    if (fd < 0) { errno = e; return -1; }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    nj_buf m;
+    nj_buf_init(&m);
+    int over = 0, r = read_fd(fd, &m, MANIFEST_MAX, &over);
+    e = errno;
+    close(fd);
+    if (r || over) {
+        nj_buf_free(&m);
+        errno = r ? e : EFBIG;
+        return -1;
+    }
+    size_t len = m.len < n - 1 ? m.len : n - 1;
+    memcpy(out, m.data, len);
+    out[len] = '\0';
+    nj_buf_free(&m);
+    return (int)len;
+}
+
 int cache_clear(const char *dir, char *err, size_t err_n) {
     if (err && err_n) err[0] = '\0';
     if (!dir || !*dir) { msg(err, err_n, "no cache directory"); return -1; }

@@ -68,6 +68,12 @@ typedef void (*cache_visit_fn)(const char *key, const char *entry_dir, int ok,
                                const char *why, void *user);
 int cache_foreach(const char *dir, cache_visit_fn cb, void *user);
 
+/* Copy the manifest of entry key under dir (good or bad, NUL-terminated, cut to n - 1 bytes)
+ * into out. Every component below dir is opened relative to its parent's fd with O_NOFOLLOW,
+ * as lookups do; nothing is verified. @return the length copied, or -1 (errno) when there is no
+ * such entry, it cannot be read, the manifest is not a regular file or is larger than 1 MiB. */
+int cache_read_manifest(const char *dir, const char *key, char *out, size_t n);
+
 /* Remove every entry (good or bad), temporary and trash under dir/v<CACHE_FORMAT>, and empty
  * prefix dirs. A store running at the same moment may fail (its temporary is removed).
  * @return entries removed (0 for a missing dir), -1 on error (err says the first). */

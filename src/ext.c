@@ -83,6 +83,11 @@ NVFP4JIT_API int nvfp4jit_ext_cache_foreach(const char *dir, nvfp4jit_ext_cache_
     return cache_foreach(dir, cb, user);
 }
 
+NVFP4JIT_API int nvfp4jit_ext_cache_manifest(const char *dir, const char *key, char *out,
+                                             size_t n) {
+    return cache_read_manifest(dir, key, out, n);
+}
+
 NVFP4JIT_API int nvfp4jit_ext_cache_clear(const char *dir, char *err, size_t err_n) {
     if (!dir) {
         if (err && err_n) snprintf(err, err_n, "no cache directory");

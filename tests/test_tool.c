@@ -519,6 +519,45 @@ static void test_cache_untrusted(void) {
     tu_rmtree(outside);
 }
 
+/* `cache list` read "<entry_dir>/manifest.txt" by path: a symlinked entry or prefix directory
+ * was followed (O_NOFOLLOW guarded the last component only) and data outside the cache printed. */
+static void test_cache_list_symlinks(void) {
+    char dir[4096], outside[4096], p[4400], link[4400];
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
+    snprintf(outside, sizeof outside, "%s", tu_tmpdir());
+    int f0 = tu_failures;
+    REQUIRE(tool(dir, "compile " VARIANT_ARGS) == 0);
+    /* outside: an entry-like directory, and a prefix-like one holding one */
+    static const char *const made[] = {"e", "pfx", "pfx/cd00000000000000000000000000000000"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", outside, made[i]);
+        REQUIRE(mkdir(p, 0755) == 0);
+        snprintf(p, sizeof p, "%s/%s/manifest.txt", outside, made[i]);
+        FILE *f = fopen(p, "w");
+        REQUIRE(f);
+        fprintf(f, "format = 1\nvariant = LEAKED-%d\nkey.arch = sm_LEAK\n", i);
+        fclose(f);
+    }
+    snprintf(p, sizeof p, "%s/v1/ab", dir);
+    REQUIRE(mkdir(p, 0755) == 0);
+    snprintf(link, sizeof link, "%s/v1/ab/ab000000000000000000000000000000", dir);
+    snprintf(p, sizeof p, "%s/e", outside);
+    REQUIRE(symlink(p, link) == 0);
+    snprintf(link, sizeof link, "%s/v1/cd", dir);
+    snprintf(p, sizeof p, "%s/pfx", outside);
+    REQUIRE(symlink(p, link) == 0);
+    int rc = tool(dir, "cache list");
+    CHECKF(rc == 0, "list exited %d", rc);
+    CHECK(count_lines_with(out, "  ok  ") == 1); /* the real entry, with its manifest */
+    CHECK(contains(out, "variant=sm100a:128x64x256:s6"));
+    CHECK(contains(out, "ab000000000000000000000000000000  BAD  variant=-  arch=-"));
+    CHECK(contains(out, "BAD"));
+    CHECK(!contains(out, "LEAK")); /* nothing read through a link */
+    dump_on_failure(f0);
+    tu_rmtree(dir);
+    tu_rmtree(outside);
+}
+
 /* --problems /dev/zero grew to 8.6 GB; a FIFO hung; 100k sets took 2 minutes (quadratic
  * duplicate check); a path longer than PATH_MAX was cut short and another file read. */
 static void test_problems_hostile(void) {
@@ -683,6 +722,7 @@ const test_case tests_tool[] = {
     {"compile_times", test_compile_times},
     {"fifo_in_cache", test_fifo_in_cache},
     {"cache_untrusted", test_cache_untrusted},
+    {"cache_list_symlinks", test_cache_list_symlinks},
     {"problems_hostile", test_problems_hostile},
     {NULL, NULL},
 };

@@ -36,7 +36,10 @@ static int manifest_field(const char *text, const char *name, char *out, size_t 
 typedef struct visit_state {
     int verify; /* 0 = list, 1 = verify */
     int entries, bad;
+    const char *dir; /* the cache directory */
 } visit_state;
+
+static char manifest_text[(1 << 20) + 1]; /* the library's manifest limit, and a NUL */
 
 static void visit(const char *key, const char *entry_dir, int ok, const char *why, void *user) {
     visit_state *st = user;
@@ -47,15 +50,15 @@ static void visit(const char *key, const char *entry_dir, int ok, const char *wh
                         entry_dir);
         return;
     }
-    char path[4200], variant[256] = "-", arch[64] = "-";
-    snprintf(path, sizeof path, "%s/manifest.txt", entry_dir);
-    char *m = tool_read_text(path, (size_t)1 << 20);
-    if (m) {
+    /* through the library: each directory below the cache opened with O_NOFOLLOW, so a
+     * symlinked prefix or entry directory is not followed */
+    char variant[256] = "-", arch[64] = "-";
+    const char *m = manifest_text;
+    if (nvfp4jit_ext_cache_manifest(st->dir, key, manifest_text, sizeof manifest_text) >= 0) {
         manifest_field(m, "variant", variant, sizeof variant);
         if (manifest_field(m, "arch", arch, sizeof arch))
             manifest_field(m, "key.arch", arch, sizeof arch);
     }
-    free(m);
     printf("%s  %-3s  variant=%s  arch=%s", key, ok ? "ok" : "BAD", variant, arch);
     if (!ok && why && *why) printf("  (%s)", why);
     printf("\n");
@@ -94,7 +97,7 @@ int cmd_cache(int argc, char **argv) {
         if (n < 0) rc = tool_fail(u.cmd, "cannot clear %s: %s", dir, err);
         else printf("removed %d entr%s from %s\n", n, n == 1 ? "y" : "ies", dir);
     } else {
-        visit_state st = {!strcmp(action, "verify"), 0, 0};
+        visit_state st = {!strcmp(action, "verify"), 0, 0, dir};
         int n = nvfp4jit_ext_cache_foreach(dir, visit, &st);
         if (n < 0) {
             rc = tool_fail(u.cmd, "cannot read the cache directory %s", dir);
