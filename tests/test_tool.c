@@ -617,6 +617,90 @@ static void test_problems_hostile(void) {
     free(text);
 }
 
+/* A --problems path of exactly PATH_MAX (4096) bytes was copied into a PATH_MAX buffer and
+ * lost its last byte: "./"x2045 + "a.txtt" read a.txt instead (a different file, exit 0). */
+static void test_problems_path_max(void) {
+    const char *dir = tu_tmpdir();
+    char p[4200];
+    snprintf(p, sizeof p, "%s/a.txt", dir);
+    FILE *f = fopen(p, "w");
+    REQUIRE(f);
+    fputs("good 128x4096x7168\n", f);
+    fclose(f);
+    snprintf(p, sizeof p, "%s/a.txtt", dir);
+    f = fopen(p, "w");
+    REQUIRE(f);
+    fputs("intended 256x4096x7168\n", f);
+    fclose(f);
+    int f0 = tu_failures;
+    /* "./" x 2045 + name: 4090 bytes of prefix, then "a.txtt" (4096) or "a.txt" (4095) */
+    char *rel = malloc(PATH_MAX + 16);
+    char *cmd = malloc(PATH_MAX + 8192);
+    REQUIRE(rel && cmd);
+    size_t n = 0;
+    for (int i = 0; i < 2045; i++, n += 2) memcpy(rel + n, "./", 2);
+    memcpy(rel + n, "a.txtt", 7);
+    REQUIRE(strlen(rel) == PATH_MAX);
+    snprintf(cmd, PATH_MAX + 8192, "cd '%s' && '%s' explain --problems '%s' --arch sm_90a", dir,
+             tool_path(), rel);
+    int rc = tu_run(cmd, out, sizeof out);
+    CHECKF(rc == 2, "a %d-byte --problems path: exit %d (want 2)", PATH_MAX, rc);
+    CHECK(!contains(out, "good")); /* never the file its first 4095 bytes name */
+    CHECK(contains(out, "--problems") && contains(out, "too long"));
+    /* one byte shorter fits: "a.txt", read as named */
+    memcpy(rel + n, "a.txt", 6);
+    REQUIRE(strlen(rel) == PATH_MAX - 1);
+    snprintf(cmd, PATH_MAX + 8192, "cd '%s' && '%s' explain --problems '%s' --arch sm_90a", dir,
+             tool_path(), rel);
+    rc = tu_run(cmd, out, sizeof out);
+    CHECKF(rc == 0 && contains(out, "good"), "a %d-byte path: exit %d", PATH_MAX - 1, rc);
+    free(rel);
+    free(cmd);
+    dump_on_failure(f0);
+    tu_rmtree(dir);
+}
+
+/* find_cuda_tool cut "<PATH entry>/nvdisasm" to fit PATH_MAX and ran what the cut path named:
+ * with a 4087-byte PATH entry, "<entry>/nvdisas". */
+static void test_sass_tool_path_max(void) {
+    const char *dir = tu_tmpdir();
+    char *d = malloc(PATH_MAX + 64);
+    REQUIRE(d);
+    size_t n = (size_t)snprintf(d, PATH_MAX, "%s", dir);
+    while (n < PATH_MAX - 9) { /* components of at most 200 bytes up to 4087 bytes */
+        size_t want = PATH_MAX - 9 - n - 1, c = want > 200 ? 200 : want;
+        if (want > 200 && want - 200 < 2) c = 190; /* leave room for one more "/x" */
+        d[n++] = '/';
+        memset(d + n, 'd', c);
+        n += c;
+        d[n] = '\0';
+        REQUIRE(mkdir(d, 0755) == 0);
+    }
+    REQUIRE(strlen(d) == PATH_MAX - 9);
+    char *fake = malloc(PATH_MAX + 64);
+    REQUIRE(fake);
+    snprintf(fake, PATH_MAX + 64, "%s/nvdisas", d); /* 4095 bytes: what the cut path names */
+    FILE *f = fopen(fake, "w");
+    REQUIRE(f);
+    fputs("#!/bin/sh\necho FAKE-NVDISAS-RAN\n", f);
+    fclose(f);
+    REQUIRE(chmod(fake, 0755) == 0);
+    char *cmd = malloc(PATH_MAX + 8192);
+    REQUIRE(cmd);
+    snprintf(cmd, PATH_MAX + 8192,
+             "PATH='%s' CUDA_HOME=/nonexistent NVFP4JIT_CACHE_DIR='%s/cache' '%s' inspect "
+             VARIANT_ARGS " --sass", d, dir, tool_path());
+    int f0 = tu_failures;
+    int rc = tu_run(cmd, out, sizeof out);
+    CHECKF(!contains(out, "FAKE-NVDISAS-RAN"), "ran %s (exit %d)", "<entry>/nvdisas", rc);
+    CHECK(rc == 0 || (rc == 1 && contains(out, "neither nvdisasm nor cuobjdump")));
+    dump_on_failure(f0);
+    free(cmd);
+    free(fake);
+    free(d);
+    tu_rmtree(dir);
+}
+
 /* ---- demo without a GPU of the arch ------------------------------------------------------- */
 static void test_demo_groups(void) {
     const char *dir = tu_tmpdir();
@@ -724,5 +808,7 @@ const test_case tests_tool[] = {
     {"cache_untrusted", test_cache_untrusted},
     {"cache_list_symlinks", test_cache_list_symlinks},
     {"problems_hostile", test_problems_hostile},
+    {"problems_path_max", test_problems_path_max},
+    {"sass_tool_path_max", test_sass_tool_path_max},
     {NULL, NULL},
 };

@@ -56,17 +56,20 @@ static int cublas_open(cublas_dl *cb, char *err, size_t n) {
     const char *env = getenv("NVFP4JIT_CUBLAS_LIB");
     char home[2][PATH_MAX];
     const char *cuda_home = getenv("CUDA_HOME");
-    snprintf(home[0], sizeof home[0], "%s/lib64/libcublas.so." BENCH_STR(CUBLAS_VER_MAJOR),
-             cuda_home && *cuda_home ? cuda_home : "/usr/local/cuda");
-    snprintf(home[1], sizeof home[1], "%s/lib/libcublas.so." BENCH_STR(CUBLAS_VER_MAJOR),
-             cuda_home && *cuda_home ? cuda_home : "/usr/local/cuda");
-    const char *names[] = {"libcublas.so." BENCH_STR(CUBLAS_VER_MAJOR), home[0], home[1],
+    int w0 = snprintf(home[0], sizeof home[0], "%s/lib64/libcublas.so." BENCH_STR(CUBLAS_VER_MAJOR),
+                      cuda_home && *cuda_home ? cuda_home : "/usr/local/cuda");
+    int w1 = snprintf(home[1], sizeof home[1], "%s/lib/libcublas.so." BENCH_STR(CUBLAS_VER_MAJOR),
+                      cuda_home && *cuda_home ? cuda_home : "/usr/local/cuda");
+    /* a $CUDA_HOME path that does not fit is not tried: cut short, it names another file */
+    const char *names[] = {"libcublas.so." BENCH_STR(CUBLAS_VER_MAJOR),
+                           w0 > 0 && (size_t)w0 < sizeof home[0] ? home[0] : NULL,
+                           w1 > 0 && (size_t)w1 < sizeof home[1] ? home[1] : NULL,
                            "libcublas.so"};
     if (env && *env) {
         cb->lib = dlopen(env, RTLD_NOW | RTLD_LOCAL); /* named: that one or none */
     } else {
         for (size_t i = 0; i < sizeof names / sizeof names[0] && !cb->lib; i++)
-            cb->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+            if (names[i]) cb->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
     }
     if (!cb->lib) {
         snprintf(err, n, "cannot load cuBLAS: %s", dlerror());

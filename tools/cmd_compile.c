@@ -106,8 +106,9 @@ int find_cuda_tool(const char *name, char *out, size_t n) {
             const char *e = strchr(p, ':');
             size_t len = e ? (size_t)(e - p) : strlen(p);
             if (len) {
-                snprintf(out, n, "%.*s/%s", (int)len, p, name);
-                if (executable(out)) return 0;
+                /* a candidate that does not fit is skipped: cut short, it names another file */
+                int w = snprintf(out, n, "%.*s/%s", (int)len, p, name);
+                if (w > 0 && (size_t)w < n && executable(out)) return 0;
             }
             if (!e) break;
             p = e + 1;
@@ -115,11 +116,11 @@ int find_cuda_tool(const char *name, char *out, size_t n) {
     }
     const char *home = getenv("CUDA_HOME");
     if (home && *home) {
-        snprintf(out, n, "%s/bin/%s", home, name);
-        if (executable(out)) return 0;
+        int w = snprintf(out, n, "%s/bin/%s", home, name);
+        if (w > 0 && (size_t)w < n && executable(out)) return 0;
     }
-    snprintf(out, n, "/usr/local/cuda/bin/%s", name);
-    if (executable(out)) return 0;
+    int w = snprintf(out, n, "/usr/local/cuda/bin/%s", name);
+    if (w > 0 && (size_t)w < n && executable(out)) return 0;
     return -1;
 }
 
@@ -161,7 +162,10 @@ static int print_sass(const char *cmd, const nvfp4jit_kernel *k) {
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !*tmp) tmp = "/tmp";
     char file[PATH_MAX];
-    snprintf(file, sizeof file, "%s/nvfp4jit-sass-XXXXXX.cubin", tmp);
+    int w = snprintf(file, sizeof file, "%s/nvfp4jit-sass-XXXXXX.cubin", tmp);
+    if (w < 0 || (size_t)w >= sizeof file)
+        return tool_fail(cmd, "cannot create a temporary file: TMPDIR is too long (%zu bytes)",
+                         strlen(tmp));
     int fd = mkstemps(file, 6);
     if (fd < 0) return tool_fail(cmd, "cannot create a temporary file in %s: %s", tmp,
                                  strerror(errno));

@@ -153,7 +153,10 @@ static int print_mix(const char *cmd, const nvfp4jit_kernel *k) {
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !*tmp) tmp = "/tmp";
     char file[PATH_MAX];
-    snprintf(file, sizeof file, "%s/nvfp4jit-mix-XXXXXX.cubin", tmp);
+    int w = snprintf(file, sizeof file, "%s/nvfp4jit-mix-XXXXXX.cubin", tmp);
+    if (w < 0 || (size_t)w >= sizeof file)
+        return tool_fail(cmd, "cannot create a temporary file: TMPDIR is too long (%zu bytes)",
+                         strlen(tmp));
     int fd = mkstemps(file, 6);
     if (fd < 0)
         return tool_fail(cmd, "cannot create a temporary file in %s: %s", tmp, strerror(errno));

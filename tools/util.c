@@ -280,10 +280,11 @@ int tool_default_problems(char *out, size_t n) {
     const char *env = getenv("NVFP4JIT_PROBLEMS");
     if (env && *env) {
         if (!readable(env)) return -1; /* a named file that is not there is an error */
+        if (strlen(env) >= n) return -1; /* never shortened: that names another file */
         snprintf(out, n, "%s", env);
         return 0;
     }
-    if (readable("problems/gpumode.txt")) {
+    if (readable("problems/gpumode.txt") && n > strlen("problems/gpumode.txt")) {
         snprintf(out, n, "%s", "problems/gpumode.txt");
         return 0;
     }
@@ -297,7 +298,9 @@ int tool_default_problems(char *out, size_t n) {
                                     "../share/nvfp4jit/problems/gpumode.txt"};
         for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
             char p[PATH_MAX + 64];
-            snprintf(p, sizeof p, "%s/%s", exe, rel[i]);
+            int w = snprintf(p, sizeof p, "%s/%s", exe, rel[i]);
+            /* a path that does not fit (p or out) is skipped, never shortened */
+            if (w < 0 || (size_t)w >= sizeof p || (size_t)w >= n) continue;
             if (readable(p)) {
                 snprintf(out, n, "%s", p);
                 return 0;
@@ -350,7 +353,12 @@ int tool_load_sets(const char *cmd, const tool_prob_opts *po, nvfp4jit_ext_set *
     char path[PATH_MAX];
     const char *pattern = po->set;
     if (po->problems) {
-        snprintf(path, sizeof path, "%s", po->problems);
+        /* never shortened: a shortened path names another file */
+        size_t len = strlen(po->problems);
+        if (len >= sizeof path)
+            return tool_bad_usage(cmd, "--problems: the path is too long (%zu bytes; at most "
+                                       "%zu)", len, sizeof path - 1);
+        memcpy(path, po->problems, len + 1);
         if (!pattern) pattern = "*";
     } else {
         if (tool_default_problems(path, sizeof path))
