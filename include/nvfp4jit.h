@@ -272,7 +272,27 @@ typedef struct nvfp4jit_resources {
                                  the source); 0 from the in-memory map */
     double nvrtc_ms;          /* NVRTC, source -> PTX; 0 on a cache hit */
     double link_ms;           /* nvJitLink, PTX -> cubin (ptxas); 0 on a cache hit */
+    /* Appended after link_ms: */
+    int cache_state;          /* an nvfp4jit_cache_state: is the cubin in the disk cache? (from
+                                 the in-memory map: as when the kernel was made) */
 } nvfp4jit_resources;
+
+/** nvfp4jit_resources.cache_state: whether a compiled kernel's cubin is in the disk cache. A
+ *  store that fails is only a warning for nvfp4jit_compile (the kernel is usable); this tells a
+ *  program whose job is filling the cache (`nvfp4jit warm`) that nothing reached it. */
+typedef enum nvfp4jit_cache_state {
+    /** The context has no disk cache: disable_disk_cache, no directory could be determined
+     *  (no cache_dir, NVFP4JIT_CACHE_DIR, XDG_CACHE_HOME or HOME; nvfp4jit_cache_dir is ""), or
+     *  the directory is not used (writable by other users, or not a directory: the context's
+     *  warning from nvfp4jit_ctx_create says why). */
+    NVFP4JIT_CACHE_NONE = 0,
+    /** In the disk cache: loaded from it (from_cache = 1), or stored there by this compile. */
+    NVFP4JIT_CACHE_STORED = 1,
+    /** The directory is another user's: looked up, never written; the cubin was not stored. */
+    NVFP4JIT_CACHE_READ_ONLY = 2,
+    /** Compiled, but storing it failed (nvfp4jit_last_warning says why). */
+    NVFP4JIT_CACHE_STORE_FAILED = 3
+} nvfp4jit_cache_state;
 
 /** Render, compile (or find in the cache) a variant. The kernel is owned by ctx and lives
  *  until ctx is destroyed; calling again with the same variant returns the same kernel.
@@ -280,7 +300,8 @@ typedef struct nvfp4jit_resources {
  *  NVFP4JIT_ERR_TEMPLATE; NVFP4JIT_ERR_COMPILE / NVFP4JIT_ERR_LINK (full log in
  *  nvfp4jit_last_error); NVFP4JIT_ERR_CACHE is never returned for a bad entry (it is rebuilt
  *  with a warning), only when an entry cannot be written and the variant is still usable
- *  this is reported as a warning, not an error. */
+ *  this is reported as a warning, not an error (nvfp4jit_resources.cache_state then says
+ *  NVFP4JIT_CACHE_STORE_FAILED). */
 NVFP4JIT_API nvfp4jit_status nvfp4jit_compile(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v,
                                               nvfp4jit_kernel **out);
 

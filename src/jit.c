@@ -165,27 +165,33 @@ static int manifest_lines(const nj_module *m, const char *label, const char *key
 }
 
 /* Store m under its key in the disk cache, if there is a writable one; a failure is a
- * warning (the module stays usable). */
-static void cache_put(nvfp4jit_ctx *ctx, const nj_module *m, const char *label,
-                      const char *keytext) {
-    if (!ctx->disk_cache || ctx->cache_read_only) return;
+ * warning (the module stays usable). @return an nvfp4jit_cache_state: NONE (no disk cache),
+ * READ_ONLY, STORED or STORE_FAILED. */
+static int cache_put(nvfp4jit_ctx *ctx, const nj_module *m, const char *label,
+                     const char *keytext) {
+    if (!ctx->disk_cache) return NVFP4JIT_CACHE_NONE;
+    if (ctx->cache_read_only) return NVFP4JIT_CACHE_READ_ONLY;
     cache_entry e; /* borrows the buffers for the store */
     cache_entry_init(&e);
     if (manifest_lines(m, label, keytext, &e.manifest_extra)) {
         nj_buf_free(&e.manifest_extra);
         nj_warn(ctx, "cannot store %s (%s) in the cache (out of memory); it is still usable",
                 m->key, m->what);
-        return;
+        return NVFP4JIT_CACHE_STORE_FAILED;
     }
     e.source = m->source;
     e.ptx = m->ptx;
     e.cubin = m->cubin;
     e.log = m->log;
     char err[1024] = "";
-    if (cache_store(ctx->cache_dir, m->key, &e, err, sizeof err) != 0)
+    int st = NVFP4JIT_CACHE_STORED;
+    if (cache_store(ctx->cache_dir, m->key, &e, err, sizeof err) != 0) {
         nj_warn(ctx, "cannot store %s (%s) in the cache (%s); it is still usable", m->key,
                 m->what, err);
+        st = NVFP4JIT_CACHE_STORE_FAILED;
+    }
     nj_buf_free(&e.manifest_extra);
+    return st;
 }
 
 /* Write the artifacts to <ctx->dump_dir>/<stem>.{cu,ptx,cubin,log} when it is set. */
@@ -387,7 +393,8 @@ nvfp4jit_status nj_jit_get(nvfp4jit_ctx *ctx, const nj_jit_req *req, nj_module *
     k->res.threads = req->threads;
     k->res.shared_dynamic_bytes = req->dyn_smem;
     k->res.render_ms = render_ms;
-    if (!k->res.from_cache) cache_put(ctx, k, req->label, keytext.data);
+    k->res.cache_state = k->res.from_cache ? NVFP4JIT_CACHE_STORED
+                                           : cache_put(ctx, k, req->label, keytext.data);
     nj_buf_free(&keytext);
     nj_buf_free(&alt);
     if (!ctx->disk_cache) k->path[0] = '\0';

@@ -2,6 +2,7 @@
  * compiled to cubins (ELF for the right SM, zero spills), failures reported with logs, and
  * the compile path's use of the disk cache. */
 #include <stdint.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cache.h"
@@ -352,6 +353,79 @@ static void t_real_compile_error(void) {
     tu_rmtree(d);
 }
 
+/* nvfp4jit_resources.cache_state: whether the cubin reached the disk cache (a failed store is
+ * only a warning for nvfp4jit_compile; `nvfp4jit warm` needs to know). */
+static nvfp4jit_resources state_of(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v) {
+    nvfp4jit_resources r;
+    memset(&r, 0xff, sizeof r);
+    nvfp4jit_kernel *k = NULL;
+    if (!ctx || nvfp4jit_compile(ctx, v, &k) != NVFP4JIT_OK ||
+        nvfp4jit_kernel_resources(k, &r) != NVFP4JIT_OK)
+        r.cache_state = -1;
+    return r;
+}
+
+static void t_cache_state(void) {
+    const nvfp4jit_variant v = {NVFP4JIT_ARCH_SM90A, 64, 16, 64, 2, 1, 0};
+    char dir[4096], p[4300];
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
+    /* a usable directory: stored; then found in memory and on disk, still in the cache */
+    snprintf(p, sizeof p, "%s/good", dir);
+    nvfp4jit_ctx *ctx = mk(p);
+    nvfp4jit_resources r = state_of(ctx, &v);
+    CHECK(r.from_cache == 0 && r.cache_state == NVFP4JIT_CACHE_STORED);
+    r = state_of(ctx, &v);
+    CHECK(r.from_cache == 2 && r.cache_state == NVFP4JIT_CACHE_STORED);
+    nvfp4jit_ctx_destroy(ctx);
+    ctx = mk(p);
+    r = state_of(ctx, &v);
+    CHECK(r.from_cache == 1 && r.cache_state == NVFP4JIT_CACHE_STORED);
+    nvfp4jit_ctx_destroy(ctx);
+    /* no disk cache: disabled */
+    ctx = mk(NULL);
+    CHECK(state_of(ctx, &v).cache_state == NVFP4JIT_CACHE_NONE);
+    nvfp4jit_ctx_destroy(ctx);
+    /* ... or not used: writable by others */
+    snprintf(p, sizeof p, "%s/open", dir);
+    REQUIRE(mkdir(p, 0700) == 0 && chmod(p, 0777) == 0);
+    ctx = mk(p);
+    r = state_of(ctx, &v);
+    CHECK(r.from_cache == 0 && r.cache_state == NVFP4JIT_CACHE_NONE);
+    nvfp4jit_ctx_destroy(ctx);
+    /* a failed store (<dir>/v1 is a file; fails as root too): a warning, the kernel usable */
+    snprintf(p, sizeof p, "%s/broken", dir);
+    REQUIRE(mkdir(p, 0700) == 0);
+    strncat(p, "/v1", sizeof p - strlen(p) - 1);
+    FILE *f = fopen(p, "w");
+    REQUIRE(f);
+    fclose(f);
+    p[strlen(p) - 3] = '\0';
+    ctx = mk(p);
+    r = state_of(ctx, &v);
+    CHECK(r.from_cache == 0 && r.cache_state == NVFP4JIT_CACHE_STORE_FAILED);
+    CHECK(ctx && strstr(nvfp4jit_last_warning(ctx), "cannot store") != NULL);
+    r = state_of(ctx, &v); /* from memory: as when it was made */
+    CHECK(r.from_cache == 2 && r.cache_state == NVFP4JIT_CACHE_STORE_FAILED);
+    nvfp4jit_ctx_destroy(ctx);
+    /* another user's directory: read-only (root: one given to uid 65534; others: "/") */
+    snprintf(p, sizeof p, "%s/theirs", dir);
+    REQUIRE(mkdir(p, 0755) == 0);
+    struct stat st;
+    const char *theirs = geteuid() == 0 ? (chown(p, 65534, 65534) == 0 ? p : NULL)
+                         : stat("/", &st) == 0 && st.st_uid != geteuid() ? "/"
+                                                                        : NULL;
+    CHECK(theirs != NULL);
+    if (theirs) {
+        ctx = mk(theirs);
+        r = state_of(ctx, &v);
+        CHECK(r.from_cache == 0 && r.cache_state == NVFP4JIT_CACHE_READ_ONLY);
+        nvfp4jit_ctx_destroy(ctx);
+    }
+    snprintf(p, sizeof p, "%s/open", dir);
+    chmod(p, 0700);
+    tu_rmtree(dir);
+}
+
 static void t_cache_paths(void) {
     const char *t = tu_tmpdir();
     char dir[4096];
@@ -600,6 +674,7 @@ const test_case tests_compile[] = {
     {"real_compile_error", t_real_compile_error},
     {"layout_drift", t_layout_drift},
     {"cache_paths", t_cache_paths},
+    {"cache_state", t_cache_state},
     {"dump_dir", t_dump_dir},
     {"resource_parse", t_resource_parse},
     {0, 0},

@@ -701,6 +701,125 @@ static void test_sass_tool_path_max(void) {
     tu_rmtree(dir);
 }
 
+/* ---- warm: its whole job is filling the disk cache ----------------------------------------- */
+#define WARM_ARGS "warm --arch sm_100a --groups 128x256x512 --jobs 1"
+
+/* No HOME, XDG_CACHE_HOME or NVFP4JIT_CACHE_DIR: there is no cache directory. warm printed
+ * "into " (empty) and "1 compiled, 0 failed", exit 0. */
+static void test_warm_no_cache_dir(void) {
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "env -u HOME -u XDG_CACHE_HOME -u NVFP4JIT_CACHE_DIR '%s' " WARM_ARGS,
+             tool_path());
+    int f0 = tu_failures;
+    int rc = tu_run(cmd, out, sizeof out);
+    CHECKF(rc == 1, "exit %d (want 1)", rc);
+    CHECK(contains(out, "no disk cache directory"));
+    CHECK(!contains(out, "1 compiled"));
+    /* compile is not warm: memory only, as before */
+    snprintf(cmd, sizeof cmd, "env -u HOME -u XDG_CACHE_HOME -u NVFP4JIT_CACHE_DIR '%s' compile "
+             VARIANT_ARGS, tool_path());
+    CHECK(tu_run(cmd, out, sizeof out) == 0 && contains(out, "compiled"));
+    dump_on_failure(f0);
+}
+
+/* A cache directory others can write to is not used (untrusted): warm stored nothing and
+ * exited 0. */
+static void test_warm_untrusted_dir(void) {
+    char dir[4096], p[4300];
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
+    REQUIRE(chmod(dir, 0777) == 0);
+    int f0 = tu_failures;
+    int rc = tool(dir, WARM_ARGS);
+    CHECKF(rc == 1, "exit %d (want 1)", rc);
+    CHECK(contains(out, "writable by other users") && contains(out, "not used"));
+    CHECK(contains(out, "0 compiled, 0 already cached, 1 failed"));
+    snprintf(p, sizeof p, "%s/v1", dir);
+    struct stat st;
+    CHECK(lstat(p, &st) != 0); /* nothing written there */
+    dump_on_failure(f0);
+    /* another user's directory is used read-only: nothing stored either (root: a directory
+     * given to uid 65534; others: "/") */
+    f0 = tu_failures;
+    REQUIRE(chmod(dir, 0700) == 0);
+    snprintf(p, sizeof p, "%s/theirs", dir);
+    REQUIRE(mkdir(p, 0755) == 0);
+    const char *theirs = geteuid() == 0 ? (chown(p, 65534, 65534) == 0 ? p : NULL)
+                         : stat("/", &st) == 0 && st.st_uid != geteuid() ? "/"
+                                                                        : NULL;
+    CHECK(theirs != NULL);
+    if (theirs) {
+        rc = tool(theirs, WARM_ARGS);
+        CHECKF(rc == 1, "another user's directory: exit %d (want 1)", rc);
+        CHECK(contains(out, "belongs to another user") && contains(out, "1 failed"));
+    }
+    dump_on_failure(f0);
+    tu_rmtree(dir);
+}
+
+/* A store that fails (here: <dir>/v1 is a file, so no entry can be written, even as root):
+ * the library warns and goes on; warm counted the variant as compiled and exited 0. */
+static void test_warm_store_fails(void) {
+    const char *dir = tu_tmpdir();
+    char p[4300];
+    snprintf(p, sizeof p, "%s/v1", dir);
+    FILE *f = fopen(p, "w");
+    REQUIRE(f);
+    fclose(f);
+    int f0 = tu_failures;
+    int rc = tool(dir, WARM_ARGS);
+    CHECKF(rc == 1, "exit %d (want 1)", rc);
+    CHECK(contains(out, "0 compiled, 0 already cached, 1 failed"));
+    CHECK(contains(out, "not stored in the disk cache"));
+    /* compile and bench keep a failed store a warning: exit 0 */
+    rc = tool(dir, "compile " VARIANT_ARGS);
+    CHECKF(rc == 0 && contains(out, "warning") && contains(out, "cannot store"), "compile: %d",
+           rc);
+    dump_on_failure(f0);
+    tu_rmtree(dir);
+}
+
+/* A read-only cache directory (0555) of the user running warm: the store fails with EACCES.
+ * Root writes there anyway: as root, warm runs as uid 65534 through setpriv(1) where it can,
+ * and the test is skipped where it cannot. */
+static void test_warm_read_only_dir(void) {
+    char dir[4096], cache[4200], cmd[16384], pre[256] = "";
+    snprintf(dir, sizeof dir, "%s", tu_tmpdir());
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    REQUIRE(mkdir(cache, 0700) == 0);
+    if (geteuid() == 0) {
+        snprintf(pre, sizeof pre, "setpriv --reuid=65534 --regid=65534 --clear-groups ");
+        snprintf(cmd, sizeof cmd, "%s'%s' --version", pre, tool_path());
+        if (chmod(dir, 0755) != 0 || chown(cache, 65534, 65534) != 0 ||
+            tu_run(cmd, out, sizeof out) != 0) {
+            tu_rmtree(dir);
+            SKIP("skipped: needs a non-root user (root writes a 0555 directory) and setpriv "
+                 "cannot run the tool as uid 65534 here");
+        }
+    }
+    REQUIRE(chmod(cache, 0555) == 0);
+    snprintf(cmd, sizeof cmd, "%senv HOME=/nonexistent NVFP4JIT_CACHE_DIR='%s' '%s' " WARM_ARGS,
+             pre, cache, tool_path());
+    int f0 = tu_failures;
+    int rc = tu_run(cmd, out, sizeof out);
+    CHECKF(rc == 1, "exit %d (want 1)", rc);
+    CHECK(contains(out, "0 compiled, 0 already cached, 1 failed"));
+    CHECK(contains(out, "not stored in the disk cache") && contains(out, "Permission denied"));
+    dump_on_failure(f0);
+    chmod(cache, 0700);
+    tu_rmtree(dir);
+}
+
+/* The good case stays as it was: compiled and stored, then found cached. */
+static void test_warm_stores(void) {
+    const char *dir = tu_tmpdir();
+    int f0 = tu_failures;
+    CHECK(tool(dir, WARM_ARGS) == 0 && contains(out, "1 compiled, 0 already cached, 0 failed"));
+    CHECK(tool(dir, WARM_ARGS) == 0 && contains(out, "0 compiled, 1 already cached, 0 failed"));
+    CHECK(tool(dir, "cache list") == 0 && count_lines_with(out, "  ok  ") == 1);
+    dump_on_failure(f0);
+    tu_rmtree(dir);
+}
+
 /* ---- demo without a GPU of the arch ------------------------------------------------------- */
 static void test_demo_groups(void) {
     const char *dir = tu_tmpdir();
@@ -810,5 +929,10 @@ const test_case tests_tool[] = {
     {"problems_hostile", test_problems_hostile},
     {"problems_path_max", test_problems_path_max},
     {"sass_tool_path_max", test_sass_tool_path_max},
+    {"warm_no_cache_dir", test_warm_no_cache_dir},
+    {"warm_untrusted_dir", test_warm_untrusted_dir},
+    {"warm_store_fails", test_warm_store_fails},
+    {"warm_read_only_dir", test_warm_read_only_dir},
+    {"warm_stores", test_warm_stores},
     {NULL, NULL},
 };

@@ -29,7 +29,9 @@ typedef struct warm_job {
     nvfp4jit_variant v;
     nvfp4jit_status st;
     int from_cache;
-    char err[1024];
+    int cache_state; /* nvfp4jit_cache_state of the compiled kernel */
+    int skipped;     /* not compiled: the disk cache turned out unusable first */
+    char err[1024];  /* a failure's detail, or the failed store's warning */
 } warm_job;
 
 typedef struct warm_pool {
@@ -37,6 +39,7 @@ typedef struct warm_pool {
     warm_job *jobs;
     size_t n, next, done;
     int progress, verbose;
+    int stop; /* a compile found no usable disk cache: nothing more can be stored */
 } warm_pool;
 
 static void *warm_worker(void *u) {
@@ -50,10 +53,13 @@ static void *warm_worker(void *u) {
     for (;;) {
         pthread_mutex_lock(&p->mu);
         size_t i = p->next++;
+        int stop = p->stop;
         pthread_mutex_unlock(&p->mu);
         if (i >= p->n) break;
         warm_job *j = &p->jobs[i];
-        if (cs != NVFP4JIT_OK) {
+        if (stop) {
+            j->skipped = 1;
+        } else if (cs != NVFP4JIT_OK) {
             j->st = cs;
             snprintf(j->err, sizeof j->err, "cannot create a context: %s",
                      nvfp4jit_last_error(NULL));
@@ -67,18 +73,26 @@ static void *warm_worker(void *u) {
                 memset(&r, 0, sizeof r);
                 nvfp4jit_kernel_resources(k, &r);
                 j->from_cache = r.from_cache;
+                j->cache_state = r.cache_state;
+                if (r.cache_state == NVFP4JIT_CACHE_STORE_FAILED)
+                    snprintf(j->err, sizeof j->err, "%.1000s", nvfp4jit_last_warning(ctx));
             }
         }
         pthread_mutex_lock(&p->mu);
+        /* no disk cache, or another user's: true of every variant, so stop compiling */
+        if (!j->skipped && j->st == NVFP4JIT_OK && (j->cache_state == NVFP4JIT_CACHE_NONE ||
+                                                    j->cache_state == NVFP4JIT_CACHE_READ_ONLY))
+            p->stop = 1;
         p->done++;
-        if (p->verbose) {
+        if (p->verbose && !j->skipped) {
             char name[96];
             nvfp4jit_variant_format(&j->v, name, sizeof name);
             if (p->progress) fputc('\r', stderr);
             fprintf(stderr, "%-28s %s\n", name,
-                    j->st != NVFP4JIT_OK ? "FAILED"
-                    : j->from_cache      ? "cached"
-                                         : "compiled");
+                    j->st != NVFP4JIT_OK                          ? "FAILED"
+                    : j->cache_state != NVFP4JIT_CACHE_STORED     ? "FAILED (not stored)"
+                    : j->from_cache                               ? "cached"
+                                                                  : "compiled");
         }
         bar(p->progress, "warm", p->done, p->n);
         pthread_mutex_unlock(&p->mu);
@@ -112,7 +126,10 @@ int cmd_warm(int argc, char **argv) {
         "--groups, the heuristic's choice for each set and arch. Variants already in the\n"
         "cache are only verified. Prints how many were compiled, found cached or failed, and\n"
         "the rate in variants per second. Default arch: sm_90a and sm_100a. A progress bar is\n"
-        "drawn when stderr is a terminal. Exit 1 when any variant fails."};
+        "drawn when stderr is a terminal. A variant that does not reach the disk cache counts\n"
+        "as failed: no cache directory (exit 1 at once), one that is not used (writable by\n"
+        "other users) or is another user's (warm stops at the first such variant), or a\n"
+        "store that failed. Exit 1 when any variant fails."};
     tool_prob_opts po = {0};
     const char *arch_s = NULL;
     int jobs = 0, verbose = 0;
@@ -140,8 +157,16 @@ int cmd_warm(int argc, char **argv) {
         tool_sets_free(sets, nsets);
         return 1;
     }
+    /* why the directory is not used or read-only, if it is (the context's only warning) */
+    char cache_why[1024];
+    snprintf(cache_why, sizeof cache_why, "%.1000s", nvfp4jit_last_warning(ctx));
     int rc = 0;
     warm_job *list = NULL;
+    if (!*nvfp4jit_cache_dir(ctx)) {
+        rc = tool_fail(u.cmd, "no disk cache directory (NVFP4JIT_CACHE_DIR, XDG_CACHE_HOME and "
+                              "HOME are unset): give --cache-dir DIR or set one of them");
+        goto done;
+    }
     size_t n = 0, cap = 0;
     size_t per_arch[4] = {0};
     for (int ai = 0; ai < narch && !rc; ai++) {
@@ -209,17 +234,40 @@ int cmd_warm(int argc, char **argv) {
     free(tid);
     pthread_mutex_destroy(&pool.mu);
     double secs = (tool_now_ms() - t0) * 1e-3;
-    size_t compiled = 0, cached = 0, failed = 0;
+    size_t compiled = 0, cached = 0, failed = 0, skipped = 0;
+    int no_cache = 0, read_only = 0;
     for (size_t i = 0; i < n; i++) {
-        if (list[i].st != NVFP4JIT_OK) {
+        if (list[i].skipped) {
+            failed++;
+            skipped++;
+        } else if (list[i].st != NVFP4JIT_OK) {
             failed++;
             fprintf(stderr, "nvfp4jit warm: %s: %s: %s\n", tool_variant_str(&list[i].v),
                     nvfp4jit_status_string(list[i].st), list[i].err);
+        } else if (list[i].cache_state == NVFP4JIT_CACHE_STORE_FAILED) {
+            failed++;
+            fprintf(stderr, "nvfp4jit warm: %s: compiled, but not stored in the disk cache: %s\n",
+                    tool_variant_str(&list[i].v), list[i].err);
+        } else if (list[i].cache_state != NVFP4JIT_CACHE_STORED) {
+            failed++;
+            no_cache |= list[i].cache_state == NVFP4JIT_CACHE_NONE;
+            read_only |= list[i].cache_state == NVFP4JIT_CACHE_READ_ONLY;
         } else if (list[i].from_cache) {
             cached++;
         } else {
             compiled++;
         }
+    }
+    if (no_cache || read_only) {
+        char dflt[1200];
+        snprintf(dflt, sizeof dflt, "%.1000s %s", nvfp4jit_cache_dir(ctx),
+                 no_cache ? "is not used" : "is another user's (read-only)");
+        fflush(stdout);
+        fprintf(stderr, "nvfp4jit warm: nothing can be stored in the disk cache: %s", *cache_why
+                ? cache_why : dflt);
+        if (skipped) fprintf(stderr, " (%zu variant%s not compiled)", skipped,
+                             skipped == 1 ? "" : "s");
+        fputc('\n', stderr);
     }
     printf("warm: %zu variant%s (", n, n == 1 ? "" : "s");
     for (int ai = 0; ai < narch; ai++)

@@ -83,7 +83,10 @@ class Resources(ctypes.Structure):
                 ("spill_load_bytes", c_int), ("local_bytes", c_int), ("threads", c_int),
                 ("compile_ms", c_double), ("from_cache", c_int),
                 # appended in 0.1.0 (issue 10): must match nvfp4jit_resources field for field
-                ("render_ms", c_double), ("nvrtc_ms", c_double), ("link_ms", c_double)]
+                ("render_ms", c_double), ("nvrtc_ms", c_double), ("link_ms", c_double),
+                # appended after link_ms: an nvfp4jit_cache_state (0 none, 1 stored,
+                # 2 read-only directory, 3 store failed)
+                ("cache_state", c_int)]
 
 
 class Group(ctypes.Structure):
