@@ -215,6 +215,7 @@ typedef struct fk_obj {
     /* modules */
     const unsigned char *image;
     size_t image_size;
+    CUcontext ctx; /* the context current at its load */
     /* graphs / execs */
     long nodes;
     struct fk_knode *kn; /* kernel nodes: added by cuGraphAddKernelNode, or captured
@@ -273,8 +274,13 @@ static fk_obj *mem_find(uintptr_t p, size_t n, int kind) {
 /* ---- contexts and capture mode ---- */
 static struct {
     int magic;
-} g_primary = {0x43545831};
+} g_primary = {0x43545831}, g_second = {0x43545832}; /* g_second: fakecuda_second_context */
 static __thread CUcontext t_cur;
+
+FK_API void fakecuda_second_context(CUcontext *out) {
+    if (out) *out = (CUcontext)(void *)&g_second;
+}
+
 static __thread CUstreamCaptureMode t_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 static int g_global_captures; /* active captures begun in global mode */
 
@@ -467,7 +473,8 @@ FK_API CUresult cuCtxGetCurrent(CUcontext *c) {
 FK_API CUresult cuCtxSetCurrent(CUcontext c) {
     NEED_INIT();
     FAULT("cuCtxSetCurrent");
-    if (c && c != (CUcontext)(void *)&g_primary) return CUDA_ERROR_INVALID_CONTEXT;
+    if (c && c != (CUcontext)(void *)&g_primary && c != (CUcontext)(void *)&g_second)
+        return CUDA_ERROR_INVALID_CONTEXT;
     t_cur = c;
     return CUDA_SUCCESS;
 }
@@ -594,6 +601,7 @@ FK_API CUresult cuModuleLoadData(CUmodule *m, const void *image) {
     if (o) {
         o->image = img;
         o->image_size = (size_t)size;
+        o->ctx = t_cur;
         g_st.live_modules++;
         *m = (CUmodule)(void *)o;
     }
@@ -606,6 +614,10 @@ FK_API CUresult cuModuleUnload(CUmodule m) {
     FAULT("cuModuleUnload");
     LOCK();
     fk_obj *o = obj_find(m, K_MODULE);
+    if (o && o->ctx != t_cur) { /* cuModuleUnload acts on the current context */
+        UNLOCK();
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
     if (o) {
         for (fk_func **p = &g_funcs; *p;) {
             if ((*p)->mod == o) {
@@ -712,6 +724,8 @@ static CUresult do_launch(const char *api, CUfunction fn, unsigned gx, unsigned 
     fk_func *f = func_find(fn);
     fk_obj *s = NULL;
     CUresult r = f ? stream_get(st, &s) : CUDA_ERROR_INVALID_HANDLE;
+    /* a function of a module loaded in another context */
+    if (r == CUDA_SUCCESS && f->mod->ctx != t_cur) r = CUDA_ERROR_INVALID_CONTEXT;
     if (r == CUDA_SUCCESS && smem > (unsigned)f->max_dyn_smem) r = CUDA_ERROR_INVALID_VALUE;
     if (r == CUDA_SUCCESS && f->nparams > 0 && !params) r = CUDA_ERROR_INVALID_VALUE;
     if (r == CUDA_SUCCESS && coop) {
