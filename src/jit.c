@@ -47,6 +47,7 @@ static void module_free(nj_module *m) {
     nj_buf_free(&m->ptx);
     nj_buf_free(&m->cubin);
     nj_buf_free(&m->log);
+    free(m->loads);
     free(m);
 }
 
@@ -54,12 +55,13 @@ void nj_jit_free_all(nvfp4jit_ctx *ctx) {
     const drv_api *api = NULL;
     CUcontext cur = NULL;
     for (nj_module *m = ctx->kernels; m; m = m->next) {
-        if (!m->mod) continue;
+        if (!m->nloads) continue;
         /* a module exists only if the driver was loaded: drv_load returns the same table */
         if (!api && (api = drv_load()) && api->cuCtxGetCurrent(&cur) != CUDA_SUCCESS) cur = NULL;
-        /* NOTE: cuModuleUnload acts on the current context; a module of another (maybe
-         * destroyed) context is left to that context's destruction (jit.h). */
-        if (api && cur && cur == m->mod_ctx) api->cuModuleUnload(m->mod);
+        /* NOTE: cuModuleUnload acts on the current context; the modules of other (maybe
+         * destroyed) contexts are left to those contexts' destruction (jit.h). */
+        for (int i = 0; i < m->nloads; i++)
+            if (api && cur && cur == m->loads[i].ctx) api->cuModuleUnload(m->loads[i].mod);
     }
     nj_module *m = ctx->kernels;
     while (m) {
@@ -74,6 +76,28 @@ nvfp4jit_status nj_jit_load(nvfp4jit_ctx *ctx, const drv_api *api, nj_module *k)
     CUcontext cur = NULL;
     api->cuCtxGetCurrent(&cur);
     if (k->mod && k->mod_ctx == cur) return NVFP4JIT_OK;
+    nj_ctx_module *e = NULL;
+    for (int i = 0; i < k->nloads; i++) {
+        /* the current entry's attribute may have been raised through k (src/moe.c) */
+        if (k->mod && k->loads[i].ctx == k->mod_ctx) k->loads[i].dyn_smem_attr = k->dyn_smem_attr;
+        if (k->loads[i].ctx == cur) e = &k->loads[i];
+    }
+    if (e) { /* loaded in this context before: switch to it */
+        k->mod = e->mod;
+        k->fn = e->fn;
+        k->fn_prep = e->fn_prep;
+        k->dyn_smem_attr = e->dyn_smem_attr;
+        k->mod_ctx = cur;
+        return NVFP4JIT_OK;
+    }
+    if (k->nloads == k->cap_loads) {
+        int cap = k->cap_loads ? 2 * k->cap_loads : 2;
+        nj_ctx_module *n = realloc(k->loads, (size_t)cap * sizeof *n);
+        NJ_RETURN_IF(ctx, !n, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (module list of %s)",
+                     k->what);
+        k->loads = n;
+        k->cap_loads = cap;
+    }
     char what[160];
     snprintf(what, sizeof what, "cuModuleLoadData (%s)", k->what);
     CUmodule m;
@@ -93,11 +117,17 @@ nvfp4jit_status nj_jit_load(nvfp4jit_ctx *ctx, const drv_api *api, nj_module *k)
         snprintf(what, sizeof what, "preparing the kernel function (%s)", k->what);
         return drv_fail(ctx, r, what);
     }
-    k->mod = m; /* a module of an earlier context is left to that context (jit.h) */
-    k->fn = fn;
-    k->dyn_smem_attr =
+    e = &k->loads[k->nloads++];
+    e->ctx = cur;
+    e->mod = m;
+    e->fn = fn;
+    e->fn_prep = fn_prep;
+    e->dyn_smem_attr =
         k->res.shared_dynamic_bytes > 48 * 1024 ? k->res.shared_dynamic_bytes : 48 * 1024;
+    k->mod = m;
+    k->fn = fn;
     k->fn_prep = fn_prep;
+    k->dyn_smem_attr = e->dyn_smem_attr;
     k->mod_ctx = cur;
     return NVFP4JIT_OK;
 }

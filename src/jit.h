@@ -3,12 +3,13 @@
  *   in-memory map -> render (template) -> key -> disk cache -> NVRTC -> nvJitLink ->
  *   disk cache store (with one manifest writer) -> module, loaded lazily by nj_jit_load.
  *
- * Module unload policy (one for every module): a module is loaded in the CUDA context current
- * at its first launch there. nvfp4jit_ctx_destroy unloads each module whose CUDA context is
- * current on the calling thread; a module of another CUDA context (one that is not current,
- * maybe destroyed already: cuModuleUnload acts on the current context and a handle of a
- * destroyed one is not valid) is left to that context's destruction, as is the module of a
- * CUDA context a kernel was loaded in before it was loaded in another one. */
+ * Module unload policy (one for every module): a kernel's module is loaded once in each CUDA
+ * context it is launched in, at its first launch there, and kept (nj_module.loads: one entry a
+ * context, so alternating launches in several contexts load nothing more). nvfp4jit_ctx_destroy
+ * unloads each of them whose CUDA context is current on the calling thread; those of other
+ * CUDA contexts (not current, maybe destroyed already: cuModuleUnload acts on the current
+ * context and a handle of a destroyed one is not valid) are left to their context's
+ * destruction, which frees them. */
 #ifndef NJ_JIT_H
 #define NJ_JIT_H
 
@@ -23,6 +24,14 @@ typedef enum nj_kind {
     NJ_KIND_REFERENCE = 1 /* the GPU reference kernel of one arch (src/gpuref.c) */
 } nj_kind;
 
+/* A kernel's module as loaded in one CUDA context, with its functions. */
+typedef struct nj_ctx_module {
+    CUcontext ctx;
+    CUmodule mod;
+    CUfunction fn, fn_prep;
+    int dyn_smem_attr;
+} nj_ctx_module;
+
 /* A compiled module: the public nvfp4jit_kernel is this struct. Owned by its context (the
  * list ctx->kernels), freed by nvfp4jit_ctx_destroy. */
 struct nvfp4jit_kernel {
@@ -35,8 +44,12 @@ struct nvfp4jit_kernel {
     char path[NJ_PATH_CAP]; /* cache entry directory, "" without disk cache */
     nj_buf source, ptx, cubin, log;
     nvfp4jit_resources res;
-    /* device side, loaded on first launch (nj_jit_load) */
+    /* device side, loaded on first launch in each CUDA context (nj_jit_load) */
     char fn_name[64], prep_name[64]; /* entry points; prep_name "" = none */
+    nj_ctx_module *loads;            /* one entry a CUDA context it was loaded in */
+    int nloads, cap_loads;
+    /* the entry of the context of the last nj_jit_load (a copy; nj_jit_load stores
+     * dyn_smem_attr back into it before it switches to another context's entry) */
     CUmodule mod;
     CUfunction fn;
     CUfunction fn_prep; /* prep_name's function, else NULL */
@@ -91,7 +104,8 @@ nvfp4jit_status nj_render(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, nj_buf *
 
 /* Load m's module in the current CUDA context (once per context; see the unload policy
  * above): its entry point, its prep entry point when it has one, and the dynamic shared
- * memory attribute when the launch needs more than 48 KiB. */
+ * memory attribute when the launch needs more than 48 KiB; then make that context's entry
+ * m's current one (m->mod, fn, fn_prep, dyn_smem_attr, mod_ctx). */
 nvfp4jit_status nj_jit_load(nvfp4jit_ctx *ctx, const drv_api *api, nj_module *m);
 
 /* Free every module of ctx (nvfp4jit_ctx_destroy), unloading per the policy above. */

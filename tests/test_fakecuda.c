@@ -32,6 +32,7 @@ static struct {
     void (*set_sms)(int);
     void (*set_drift)(int);
     void (*set_cc)(int); /* NULL: a fake without it (the sm_100a test skips) */
+    void (*second_ctx)(CUcontext *); /* NULL: a fake without it (modules_two_contexts skips) */
     char cache[4096];
     int own_cache;
 } fk;
@@ -108,6 +109,7 @@ static int setup(void) {
     *(void **)&fk.set_sms = dlsym(h, "fakecuda_set_sms");
     *(void **)&fk.set_drift = dlsym(h, "fakecuda_set_drift");
     *(void **)&fk.set_cc = dlsym(h, "fakecuda_set_cc");
+    *(void **)&fk.second_ctx = dlsym(h, "fakecuda_second_context");
     dlclose(h); /* still loaded by the library */
     if (!fk.stats || !fk.calls || !fk.fail || !fk.hook || !fk.pending || !fk.set_sms ||
         !fk.set_drift)
@@ -1583,6 +1585,66 @@ static void t_modules_unloaded(void) {
     gset_free(&s);
 }
 
+/* One variant's plans in two CUDA contexts of one nvfp4jit context share a kernel: runs that
+ * alternate between them load its module once in each context (not at every switch, each
+ * load dropping the other context's module without unloading it), launch each context's own
+ * function (the fake refuses a function of another context), and nvfp4jit_ctx_destroy unloads
+ * the module of the context current then; the other is left to its context (jit.h). */
+static void t_modules_two_contexts(void) {
+    SETUP();
+    if (!fk.second_ctx) SKIP("skipped: the fake has no fakecuda_second_context");
+    CUcontext c1 = NULL, c2 = NULL;
+    REQUIRE(fk.api->cuCtxGetCurrent(&c1) == CUDA_SUCCESS && c1);
+    fk.second_ctx(&c2);
+    REQUIRE(c2 && c2 != c1);
+    gset s;
+    REQUIRE(gset_make(&s, SHAPES, 3) == 0);
+    const nvfp4jit_variant *vs[2] = {&DUAL, &ACT16P};
+    for (int vi = 0; vi < 2; vi++) {
+        nvfp4jit_ctx *ctx = new_ctx();
+        REQUIRE(ctx);
+        nvfp4jit_plan *pa = NULL, *pb = NULL;
+        REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 3, vs[vi], &pa) ==
+                NVFP4JIT_OK);
+        REQUIRE(fk.api->cuCtxSetCurrent(c2) == CUDA_SUCCESS);
+        REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 3, vs[vi], &pb) ==
+                NVFP4JIT_OK);
+        REQUIRE(fk.api->cuCtxSetCurrent(c1) == CUDA_SUCCESS);
+        long loads = fk.calls("cuModuleLoadData"), live = stats().live_modules;
+        long launches = stats().launches;
+        int failed = 0;
+        CUmodule m2 = NULL; /* the module of c2 (the last one loaded or switched to there) */
+        for (int i = 0; i < 10; i++) {
+            REQUIRE(fk.api->cuCtxSetCurrent(c1) == CUDA_SUCCESS);
+            if (nvfp4jit_plan_run(pa, s.g, 3, NULL) != NVFP4JIT_OK) failed++;
+            REQUIRE(fk.api->cuCtxSetCurrent(c2) == CUDA_SUCCESS);
+            if (nvfp4jit_plan_run(pb, s.g, 3, NULL) != NVFP4JIT_OK) failed++;
+            for (nj_module *m = ctx->kernels; m; m = m->next)
+                if (m->mod) m2 = m->mod;
+        }
+        CHECKF(!failed, "%s: %d runs failed (%s)", vi ? "act16p" : "dual", failed,
+               nvfp4jit_last_error(ctx));
+        CHECK(stats().launches > launches);
+        long nloads = fk.calls("cuModuleLoadData") - loads, grew = stats().live_modules - live;
+        CHECKF(nloads <= 2, "%s: %ld module loads for 20 alternating runs in 2 contexts",
+               vi ? "act16p" : "dual", nloads);
+        CHECKF(grew <= 2, "%s: %ld more live modules after 20 alternating runs in 2 contexts",
+               vi ? "act16p" : "dual", grew);
+        REQUIRE(fk.api->cuCtxSetCurrent(c1) == CUDA_SUCCESS);
+        nvfp4jit_plan_destroy(pb); /* makes its own context current to free its buffers */
+        nvfp4jit_plan_destroy(pa);
+        nvfp4jit_ctx_destroy(ctx); /* unloads c1's module; c2's is left to c2 */
+        CHECKF(stats().live_modules == live + 1, "%ld live modules, %ld before the runs",
+               stats().live_modules, live);
+        REQUIRE(fk.api->cuCtxSetCurrent(c2) == CUDA_SUCCESS);
+        CHECK(m2 && fk.api->cuModuleUnload(m2) == CUDA_SUCCESS); /* as c2's destruction would */
+        REQUIRE(fk.api->cuCtxSetCurrent(c1) == CUDA_SUCCESS);
+        CHECKF(stats().live_modules == live, "%ld live modules, %ld before the runs",
+               stats().live_modules, live);
+    }
+    gset_free(&s);
+}
+
 /* A failed workspace growth, then a capture whose smaller workspace lands at the freed address
  * (fakecuda_set_reuse: a real allocator may hand it out again): the eager run of the first
  * groups must not take the fast path with the blob built on the old workspace, whose token map
@@ -1714,6 +1776,7 @@ const test_case tests_fakecuda[] = {
     {"tune_sk", t_tune_sk},
     {"reference_run", t_reference_run},
     {"modules_unloaded", t_modules_unloaded},
+    {"modules_two_contexts", t_modules_two_contexts},
     {"faults_plan", t_faults_plan},
     {"faults_moe", t_faults_moe},
     {"faults_sweep", t_faults_sweep},
