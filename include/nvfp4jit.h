@@ -410,7 +410,13 @@ NVFP4JIT_API int nvfp4jit_plan_sms(const nvfp4jit_plan *plan);
  *    never freed before nvfp4jit_plan_destroy (growing it retires the old one).
  *  Runs of one plan (eager or replayed) must not execute concurrently: use one stream, or
  *  order the streams (the act16 token workspace is shared by all runs of a plan).
- *  @return NVFP4JIT_OK; NVFP4JIT_ERR_INVALID_PROBLEM; NVFP4JIT_ERR_NO_DRIVER;
+ *  - The plan's device buffers belong to the CUDA context of its first run: a run in
+ *    another context fails (NVFP4JIT_ERR_INVALID_ARG), and so does every run after that
+ *    context was destroyed, even where a new context got its handle (contexts are told apart
+ *    by cuCtxGetId); destroying such a plan frees nothing on the device (its memory went with
+ *    its context). Compiled kernels are loaded once per context, a new context included.
+ *  @return NVFP4JIT_OK; NVFP4JIT_ERR_INVALID_PROBLEM; NVFP4JIT_ERR_INVALID_ARG (see above);
+ *  NVFP4JIT_ERR_NO_DRIVER;
  *  NVFP4JIT_ERR_NO_DEVICE; NVFP4JIT_ERR_ARCH_MISMATCH (e.g. an sm_100a plan on an H200);
  *  NVFP4JIT_ERR_CUDA (the CUresult name is in the message). */
 NVFP4JIT_API nvfp4jit_status nvfp4jit_plan_run(nvfp4jit_plan *plan,
@@ -647,7 +653,9 @@ typedef struct nvfp4jit_moe_call {
  *  nvfp4jit_moe_plan_check; no read or write leaves the buffers described above.
  *  @return NVFP4JIT_OK; NVFP4JIT_ERR_INVALID_ARG (NULL p or call, a NULL or unaligned pointer:
  *  a, sfa, c 16 bytes, offsets 4); NVFP4JIT_ERR_CUDA; NVFP4JIT_ERR_INVALID_ARG when another
- *  CUDA context is current than at plan creation. */
+ *  CUDA context is current than at plan creation, or that context was destroyed (a new
+ *  context with its handle is another context; destroying the plan then frees nothing on the
+ *  device). */
 /*  sm_100a: the same offset rules and error word (faults reported by CTA 0, which validates
  *  every expert; a row fault voids the call, a scale-offset fault skips its expert); a
  *  compiled-only plan returns NVFP4JIT_ERR_NO_DRIVER without a driver and

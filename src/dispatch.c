@@ -59,8 +59,8 @@ struct nvfp4jit_plan {
     const family *fam;
     size_t num_groups;
     nvfp4jit_group *shapes; /* N, K fixed at creation */
-    /* device side */
-    CUcontext cu_ctx;
+    /* device side: cu_ctx is the context of the first run (h NULL before it) */
+    drv_ctx cu_ctx;
     blob_slot eager[NJ_EAGER_SLOTS];
     int num_eager;
     unsigned char *arena_host; /* pinned, NJ_EAGER_SLOTS x slot_cap */
@@ -147,11 +147,14 @@ static void slot_free(const drv_api *api, blob_slot *sl) {
 
 void nj_plan_destroy(nvfp4jit_plan *p) {
     if (!p) return;
-    const drv_api *api = p->cu_ctx ? drv_load() : NULL;
+    const drv_api *api = p->cu_ctx.h ? drv_load() : NULL;
+    /* a destroyed context took the plan's device memory, streams and events with it; its
+     * handle may name a newer context now, whose memory must not be freed */
+    if (api && !drv_ctx_alive(api, p->cu_ctx)) api = NULL;
     if (api) {
         CUcontext prev = NULL;
         api->cuCtxGetCurrent(&prev);
-        if (prev != p->cu_ctx) api->cuCtxSetCurrent(p->cu_ctx);
+        if (prev != p->cu_ctx.h) api->cuCtxSetCurrent(p->cu_ctx.h);
         for (int i = 0; i < p->num_eager; i++) slot_free(api, &p->eager[i]);
         if (p->arena_dev) api->cuMemFree(p->arena_dev);
         if (p->arena_host) api->cuMemFreeHost(p->arena_host);
@@ -162,7 +165,7 @@ void nj_plan_destroy(nvfp4jit_plan *p) {
         if (p->upload_stream) api->cuStreamDestroy(p->upload_stream);
         if (p->dws) api->cuMemFree(p->dws);
         for (size_t i = 0; i < p->num_retired; i++) api->cuMemFree(p->retired[i]);
-        if (prev != p->cu_ctx) api->cuCtxSetCurrent(prev);
+        if (prev != p->cu_ctx.h) api->cuCtxSetCurrent(prev);
     } else {
         for (size_t i = 0; i < p->num_captured; i++) free(p->captured[i]);
         for (int i = 0; i < p->num_eager; i++) free(p->eager[i].groups);
@@ -464,10 +467,9 @@ nvfp4jit_status nj_plan_run(nvfp4jit_plan *p, const nvfp4jit_group *groups, size
     /* Steady state: the context of the last launch is still current, so the device checks
      * made then still hold; a stream that is not being captured and the same groups as the
      * last eager upload: launch from its slot. */
-    const drv_api *api = p->cu_ctx ? drv_load() : NULL;
-    CUcontext now = NULL;
+    const drv_api *api = p->cu_ctx.h ? drv_load() : NULL;
     CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (api && api->cuCtxGetCurrent(&now) == CUDA_SUCCESS && now == p->cu_ctx) {
+    if (api && drv_ctx_same(drv_ctx_current(api), p->cu_ctx)) {
         DRV_CHECK(ctx, api, cuStreamIsCapturing(st, &cap), "cuStreamIsCapturing");
         if (same && cap == CU_STREAM_CAPTURE_STATUS_NONE) {
             NJ_FORWARD_IF_ERROR(nj_jit_load(ctx, api, p->kernel)); /* loaded: returns at once */
@@ -500,11 +502,14 @@ nvfp4jit_status nj_plan_run(nvfp4jit_plan *p, const nvfp4jit_group *groups, size
                        "plan is for %s but the device is compute capability %d.%d",
                        p->fam->arch_name, ctx->device_cc / 10, ctx->device_cc % 10);
     }
-    CUcontext cur = NULL;
-    api->cuCtxGetCurrent(&cur);
-    if (p->cu_ctx && p->cu_ctx != cur)
+    drv_ctx cur = drv_ctx_current(api);
+    NJ_RETURN_IF(ctx, !cur.h, NVFP4JIT_ERR_CUDA, "no usable CUDA context is current");
+    if (p->cu_ctx.h && !drv_ctx_same(p->cu_ctx, cur))
         return nj_fail(ctx, NVFP4JIT_ERR_INVALID_ARG,
-                       "plan's device buffers belong to another CUDA context");
+                       drv_ctx_alive(api, p->cu_ctx)
+                           ? "plan's device buffers belong to another CUDA context"
+                           : "plan's CUDA context was destroyed (its device buffers with it); "
+                             "destroy the plan and make a new one");
     p->cu_ctx = cur;
     DRV_CHECK(ctx, api, cuStreamIsCapturing(st, &cap), "cuStreamIsCapturing");
     NJ_RETURN_IF(ctx, cap == CU_STREAM_CAPTURE_STATUS_INVALIDATED, NVFP4JIT_ERR_CUDA,

@@ -44,6 +44,7 @@ const drv_api *drv_load(void) {
         LOAD(cuDeviceGetName, "cuDeviceGetName");
         LOAD(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
         LOAD(cuCtxGetCurrent, "cuCtxGetCurrent");
+        LOAD(cuCtxGetId, "cuCtxGetId");
         LOAD(cuCtxSetCurrent, "cuCtxSetCurrent");
         LOAD(cuCtxGetDevice, "cuCtxGetDevice");
         LOAD(cuCtxSynchronize, "cuCtxSynchronize");
@@ -101,6 +102,18 @@ void *drv_proc(const char *name) {
     void *h = g_loaded == 1 ? g_handle : NULL;
     pthread_mutex_unlock(&g_lock);
     return h && name ? dlsym(h, name) : NULL;
+}
+
+drv_ctx drv_ctx_current(const drv_api *api) {
+    drv_ctx c = {NULL, 0};
+    if (!api || api->cuCtxGetCurrent(&c.h) != CUDA_SUCCESS || !c.h) return (drv_ctx){NULL, 0};
+    if (api->cuCtxGetId(c.h, &c.id) != CUDA_SUCCESS) return (drv_ctx){NULL, 0};
+    return c;
+}
+
+int drv_ctx_alive(const drv_api *api, drv_ctx c) {
+    unsigned long long id = 0;
+    return api && c.h && api->cuCtxGetId(c.h, &id) == CUDA_SUCCESS && id == c.id;
 }
 
 nvfp4jit_status drv_fail(nvfp4jit_ctx *ctx, CUresult r, const char *what) {

@@ -19,6 +19,7 @@ typedef struct drv_api {
     CUresult (*cuDeviceGetName)(char *, int, CUdevice);
     CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
     CUresult (*cuCtxGetCurrent)(CUcontext *);
+    CUresult (*cuCtxGetId)(CUcontext, unsigned long long *);
     CUresult (*cuCtxSetCurrent)(CUcontext);
     CUresult (*cuCtxGetDevice)(CUdevice *);
     CUresult (*cuCtxSynchronize)(void);
@@ -89,6 +90,24 @@ const drv_api *drv_load(void);
  * extension API: tools that launch work of their own use the library's driver).
  * @return NULL before drv_load succeeded or when there is no such symbol. */
 void *drv_proc(const char *name);
+
+/* A CUDA context as the library remembers it: its handle and its unique ID (cuCtxGetId). A
+ * handle may be handed out again to a context created after the first was destroyed; the ID
+ * is never reused within the process, so (handle, ID) tells a live context from a dead one. */
+typedef struct drv_ctx {
+    CUcontext h;
+    unsigned long long id;
+} drv_ctx;
+
+/* The current context (h NULL and id 0 when none is current or the driver fails). */
+drv_ctx drv_ctx_current(const drv_api *api);
+
+/* 1 when a and b are the same context (same handle and ID), else 0. */
+static inline int drv_ctx_same(drv_ctx a, drv_ctx b) { return a.h == b.h && a.id == b.id; }
+
+/* 1 when the context remembered in c still exists (its handle names a context with its ID),
+ * 0 when it was destroyed (the handle is dead or names a newer context). */
+int drv_ctx_alive(const drv_api *api, drv_ctx c);
 
 /* Record a failed driver call on ctx: "what: CUDA_ERROR_NAME (string)". @return ERR_CUDA. */
 nvfp4jit_status drv_fail(nvfp4jit_ctx *ctx, CUresult r, const char *what);

@@ -53,15 +53,16 @@ static void module_free(nj_module *m) {
 
 void nj_jit_free_all(nvfp4jit_ctx *ctx) {
     const drv_api *api = NULL;
-    CUcontext cur = NULL;
+    drv_ctx cur = {NULL, 0};
     for (nj_module *m = ctx->kernels; m; m = m->next) {
         if (!m->nloads) continue;
         /* a module exists only if the driver was loaded: drv_load returns the same table */
-        if (!api && (api = drv_load()) && api->cuCtxGetCurrent(&cur) != CUDA_SUCCESS) cur = NULL;
+        if (!api && (api = drv_load())) cur = drv_ctx_current(api);
         /* NOTE: cuModuleUnload acts on the current context; the modules of other (maybe
          * destroyed) contexts are left to those contexts' destruction (jit.h). */
         for (int i = 0; i < m->nloads; i++)
-            if (api && cur && cur == m->loads[i].ctx) api->cuModuleUnload(m->loads[i].mod);
+            if (api && cur.h && drv_ctx_same(cur, m->loads[i].ctx))
+                api->cuModuleUnload(m->loads[i].mod);
     }
     nj_module *m = ctx->kernels;
     while (m) {
@@ -73,14 +74,16 @@ void nj_jit_free_all(nvfp4jit_ctx *ctx) {
 }
 
 nvfp4jit_status nj_jit_load(nvfp4jit_ctx *ctx, const drv_api *api, nj_module *k) {
-    CUcontext cur = NULL;
-    api->cuCtxGetCurrent(&cur);
-    if (k->mod && k->mod_ctx == cur) return NVFP4JIT_OK;
-    nj_ctx_module *e = NULL;
+    drv_ctx cur = drv_ctx_current(api);
+    if (k->mod && drv_ctx_same(k->mod_ctx, cur)) return NVFP4JIT_OK;
+    nj_ctx_module *e = NULL, *dead = NULL;
     for (int i = 0; i < k->nloads; i++) {
         /* the current entry's attribute may have been raised through k (src/moe.c) */
-        if (k->mod && k->loads[i].ctx == k->mod_ctx) k->loads[i].dyn_smem_attr = k->dyn_smem_attr;
-        if (k->loads[i].ctx == cur) e = &k->loads[i];
+        if (k->mod && drv_ctx_same(k->loads[i].ctx, k->mod_ctx))
+            k->loads[i].dyn_smem_attr = k->dyn_smem_attr;
+        if (drv_ctx_same(k->loads[i].ctx, cur)) e = &k->loads[i];
+        /* a destroyed context's handle now names cur: its module died with it */
+        else if (k->loads[i].ctx.h == cur.h) dead = &k->loads[i];
     }
     if (e) { /* loaded in this context before: switch to it */
         k->mod = e->mod;
@@ -90,7 +93,7 @@ nvfp4jit_status nj_jit_load(nvfp4jit_ctx *ctx, const drv_api *api, nj_module *k)
         k->mod_ctx = cur;
         return NVFP4JIT_OK;
     }
-    if (k->nloads == k->cap_loads) {
+    if (!dead && k->nloads == k->cap_loads) {
         int cap = k->cap_loads ? 2 * k->cap_loads : 2;
         nj_ctx_module *n = realloc(k->loads, (size_t)cap * sizeof *n);
         NJ_RETURN_IF(ctx, !n, NVFP4JIT_ERR_OUT_OF_MEMORY, "out of memory (module list of %s)",
@@ -117,7 +120,8 @@ nvfp4jit_status nj_jit_load(nvfp4jit_ctx *ctx, const drv_api *api, nj_module *k)
         snprintf(what, sizeof what, "preparing the kernel function (%s)", k->what);
         return drv_fail(ctx, r, what);
     }
-    e = &k->loads[k->nloads++];
+    /* a dead context's entry is taken over (its module is not unloaded: it went with it) */
+    e = dead ? dead : &k->loads[k->nloads++];
     e->ctx = cur;
     e->mod = m;
     e->fn = fn;

@@ -24,9 +24,10 @@ typedef enum nj_kind {
     NJ_KIND_REFERENCE = 1 /* the GPU reference kernel of one arch (src/gpuref.c) */
 } nj_kind;
 
-/* A kernel's module as loaded in one CUDA context, with its functions. */
+/* A kernel's module as loaded in one CUDA context, with its functions. The context is kept
+ * with its ID: a handle reused by a newer context does not find the dead context's module. */
 typedef struct nj_ctx_module {
-    CUcontext ctx;
+    drv_ctx ctx;
     CUmodule mod;
     CUfunction fn, fn_prep;
     int dyn_smem_attr;
@@ -54,7 +55,7 @@ struct nvfp4jit_kernel {
     CUfunction fn;
     CUfunction fn_prep; /* prep_name's function, else NULL */
     int dyn_smem_attr;  /* fn's CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: only ever raised */
-    CUcontext mod_ctx;  /* the CUDA context mod was loaded in */
+    drv_ctx mod_ctx;    /* the CUDA context mod was loaded in */
 };
 typedef struct nvfp4jit_kernel nj_module;
 

@@ -45,8 +45,8 @@ struct nvfp4jit_moe_plan {
     nvfp4jit_kernel *kernel;
     nvfp4jit_moe_info info;
     int64_t max_rows, sf_rows;
-    CUcontext cu_ctx;
-    CUfunction fn; /* the kernel in cu_ctx (the compiled kernel may be reloaded elsewhere);
+    drv_ctx cu_ctx; /* h NULL: no device state */
+    CUfunction fn;  /* the kernel in cu_ctx (the compiled kernel may be reloaded elsewhere);
                     * NULL: an sm_100a plan compiled without a cc 10.0 device (runs refused) */
     CUfunction fn_prep; /* sm_90a: the prep kernel */
     CUdeviceptr blob, ws, status, tiles;
@@ -268,18 +268,20 @@ nvfp4jit_status nj_moe_choose(nvfp4jit_ctx *ctx, nvfp4jit_arch arch, int experts
 }
 
 static void moe_free_device(nvfp4jit_moe_plan *p) {
-    const drv_api *api = p->cu_ctx ? drv_load() : NULL;
-    if (!api) return;
+    const drv_api *api = p->cu_ctx.h ? drv_load() : NULL;
+    /* a destroyed context took the plan's device state with it (its handle may name a newer
+     * context now, whose memory must not be freed) */
+    if (!api || !drv_ctx_alive(api, p->cu_ctx)) return;
     CUcontext prev = NULL;
     api->cuCtxGetCurrent(&prev);
-    if (prev != p->cu_ctx) api->cuCtxSetCurrent(p->cu_ctx);
+    if (prev != p->cu_ctx.h) api->cuCtxSetCurrent(p->cu_ctx.h);
     if (p->blob) api->cuMemFree(p->blob);
     if (p->ws) api->cuMemFree(p->ws);
     if (p->status) api->cuMemFree(p->status);
     if (p->tiles) api->cuMemFree(p->tiles);
     if (p->exec) api->cuGraphExecDestroy(p->exec);
     if (p->graph) api->cuGraphDestroy(p->graph);
-    if (prev != p->cu_ctx) api->cuCtxSetCurrent(prev);
+    if (prev != p->cu_ctx.h) api->cuCtxSetCurrent(prev);
 }
 
 static void moe_plan_free(nvfp4jit_moe_plan *p) {
@@ -497,7 +499,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64
          * runs are refused (NVFP4JIT_ERR_ARCH_MISMATCH) */
         const drv_api *api = drv_get(ctx, &s);
         if (api && ctx->device_cc == fam_sm100a.cc) {
-            api->cuCtxGetCurrent(&p->cu_ctx);
+            p->cu_ctx = drv_ctx_current(api);
             s = moe_build_sm100(p, api);
             if (s != NVFP4JIT_OK) {
                 moe_plan_free(p);
@@ -524,7 +526,7 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64
     p->max_rows = max_rows;
     p->sf_rows = moe_scale_rows(max_rows, w->experts);
     p->dyn_smem = sm90_moe_dyn_smem(&v, w->experts);
-    api->cuCtxGetCurrent(&p->cu_ctx);
+    p->cu_ctx = drv_ctx_current(api);
     s = moe_build(p, api);
     if (s != NVFP4JIT_OK) {
         moe_plan_free(p);
@@ -569,10 +571,12 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_run(nvfp4jit_moe_plan *p,
                        "device current: it has no device state (make the plan again)");
     }
     NJ_RETURN_IF(ctx, !api, NVFP4JIT_ERR_NO_DRIVER, "the CUDA driver is not loaded");
-    CUcontext cur = NULL;
-    api->cuCtxGetCurrent(&cur);
-    NJ_RETURN_IF(ctx, cur != p->cu_ctx, NVFP4JIT_ERR_INVALID_ARG,
-                 "MoE plan's device buffers belong to another CUDA context");
+    if (!drv_ctx_same(drv_ctx_current(api), p->cu_ctx))
+        return nj_fail(ctx, NVFP4JIT_ERR_INVALID_ARG,
+                       drv_ctx_alive(api, p->cu_ctx)
+                           ? "MoE plan's device buffers belong to another CUDA context"
+                           : "MoE plan's CUDA context was destroyed (its device buffers with "
+                             "it); destroy the plan and make a new one");
     if (p->w->arch == NVFP4JIT_ARCH_SM100A) {
         /* one launch; everything per call is a kernel parameter (the token map included) */
         nj_moe_args m = {call->a, call->sfa, call->c, call->offsets, call->sf_offsets,

@@ -1645,6 +1645,91 @@ static void t_modules_two_contexts(void) {
     gset_free(&s);
 }
 
+/* A context destroyed and a new one made at its handle (fakecuda_recreate_second_context; a
+ * real driver may hand the handle out again). Then: a kernel used in the dead context must be
+ * loaded again for the new one (keyed by the handle alone, the dead context's function was
+ * launched: CUDA_ERROR_INVALID_HANDLE); a plan and a MoE plan of the dead context refuse to
+ * run, saying why; their destruction frees nothing (the handle names the new context now,
+ * whose allocations are not theirs). */
+static void t_context_recreated(void) {
+    SETUP();
+    void (*recreate)(void) = NULL;
+    void *h = dlopen(getenv("NVFP4JIT_CUDA_DRIVER"), RTLD_NOW | RTLD_NOLOAD);
+    if (h) {
+        *(void **)&recreate = dlsym(h, "fakecuda_recreate_second_context");
+        dlclose(h);
+    }
+    if (!recreate || !fk.second_ctx) SKIP("skipped: the fake has no context recreation");
+    CUcontext c1 = NULL, c2 = NULL;
+    REQUIRE(fk.api->cuCtxGetCurrent(&c1) == CUDA_SUCCESS && c1);
+    fk.second_ctx(&c2);
+    gset s;
+    REQUIRE(gset_make(&s, SHAPES, 3) == 0);
+    const nvfp4jit_variant *vs[2] = {&DUAL, &ACT16P};
+    for (int vi = 0; vi < 2; vi++) {
+        const char *vn = vi ? "act16p" : "dual";
+        nvfp4jit_ctx *ctx = new_ctx();
+        REQUIRE(ctx);
+        REQUIRE(fk.api->cuCtxSetCurrent(c2) == CUDA_SUCCESS);
+        nvfp4jit_plan *pa = NULL, *pb = NULL;
+        REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 3, vs[vi], &pa) ==
+                NVFP4JIT_OK);
+        CHECKF(nvfp4jit_plan_run(pa, s.g, 3, NULL) == NVFP4JIT_OK, "%s: %s", vn,
+               nvfp4jit_last_error(ctx));
+        recreate(); /* c2's handle now names a new context, current on this thread */
+        long loads = fk.calls("cuModuleLoadData");
+        CHECKF(nvfp4jit_plan_run(pa, s.g, 3, NULL) == NVFP4JIT_ERR_INVALID_ARG &&
+                   strstr(nvfp4jit_last_error(ctx), "destroyed"),
+               "%s: a plan of the dead context: %s", vn, nvfp4jit_last_error(ctx));
+        REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 3, vs[vi], &pb) ==
+                NVFP4JIT_OK);
+        long launches = stats().launches;
+        CHECKF(nvfp4jit_plan_run(pb, s.g, 3, NULL) == NVFP4JIT_OK, "%s: a new plan in the new "
+               "context: %s", vn, nvfp4jit_last_error(ctx));
+        CHECK(stats().launches > launches);
+        CHECKF(fk.calls("cuModuleLoadData") == loads + 1, "%s: %ld module loads in the new "
+               "context (1 expected)", vn, fk.calls("cuModuleLoadData") - loads);
+        long frees = fk.calls("cuMemFree"), hfrees = fk.calls("cuMemFreeHost");
+        long allocs = stats().live_dev_allocs;
+        nvfp4jit_plan_destroy(pa);
+        CHECKF(fk.calls("cuMemFree") == frees && fk.calls("cuMemFreeHost") == hfrees &&
+                   stats().live_dev_allocs == allocs,
+               "%s: the dead context's plan freed %ld device and %ld host blocks", vn,
+               fk.calls("cuMemFree") - frees, fk.calls("cuMemFreeHost") - hfrees);
+        nvfp4jit_plan_destroy(pb);
+        CHECK(stats().live_dev_allocs < allocs); /* pb's own buffers */
+        if (vi) { /* a MoE plan of the dead context */
+            const int E = 4;
+            moe_bufs mb;
+            REQUIRE(moe_alloc(&mb, E, 64, 128, 256) == 0);
+            nvfp4jit_weights_desc d = {E, 64, 128, mb.b, mb.sfb, NULL, NULL};
+            nvfp4jit_weights *w = NULL;
+            REQUIRE(nvfp4jit_weights_create(ctx, NVFP4JIT_ARCH_SM90A, &d, &w) == NVFP4JIT_OK);
+            nvfp4jit_moe_plan *mp = NULL;
+            REQUIRE(nvfp4jit_moe_plan_create(w, 256, vs[vi], &mp) == NVFP4JIT_OK);
+            nvfp4jit_moe_call call = {mb.a, mb.sfa, mb.c, mb.off, mb.sfoff};
+            CHECK(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_OK);
+            recreate(); /* mb's buffers go too */
+            CHECKF(nvfp4jit_moe_run(mp, &call, NULL) == NVFP4JIT_ERR_INVALID_ARG &&
+                       strstr(nvfp4jit_last_error(ctx), "destroyed"),
+                   "a MoE plan of the dead context: %s", nvfp4jit_last_error(ctx));
+            frees = fk.calls("cuMemFree");
+            long graphs = fk.calls("cuGraphDestroy") + fk.calls("cuGraphExecDestroy");
+            nvfp4jit_moe_plan_destroy(mp);
+            CHECKF(fk.calls("cuMemFree") == frees &&
+                       fk.calls("cuGraphDestroy") + fk.calls("cuGraphExecDestroy") == graphs,
+                   "the dead context's MoE plan freed %ld blocks",
+                   fk.calls("cuMemFree") - frees);
+            nvfp4jit_weights_destroy(w);
+        }
+        REQUIRE(fk.api->cuCtxSetCurrent(c1) == CUDA_SUCCESS);
+        nvfp4jit_ctx_destroy(ctx);
+        recreate(); /* the new context's module and objects go (as its destruction would) */
+    }
+    REQUIRE(fk.api->cuCtxSetCurrent(c1) == CUDA_SUCCESS);
+    gset_free(&s);
+}
+
 /* A failed workspace growth, then a capture whose smaller workspace lands at the freed address
  * (fakecuda_set_reuse: a real allocator may hand it out again): the eager run of the first
  * groups must not take the fast path with the blob built on the old workspace, whose token map
@@ -1777,6 +1862,7 @@ const test_case tests_fakecuda[] = {
     {"reference_run", t_reference_run},
     {"modules_unloaded", t_modules_unloaded},
     {"modules_two_contexts", t_modules_two_contexts},
+    {"context_recreated", t_context_recreated},
     {"faults_plan", t_faults_plan},
     {"faults_moe", t_faults_moe},
     {"faults_sweep", t_faults_sweep},

@@ -215,7 +215,7 @@ typedef struct fk_obj {
     /* modules */
     const unsigned char *image;
     size_t image_size;
-    CUcontext ctx; /* the context current at its load */
+    CUcontext ctx; /* the context current at its creation (a module: at its load) */
     /* graphs / execs */
     long nodes;
     struct fk_knode *kn; /* kernel nodes: added by cuGraphAddKernelNode, or captured
@@ -235,11 +235,13 @@ typedef struct fk_knode {
     unsigned char bytes[FK_NODE_PARAMS];
 } fk_knode;
 static fk_obj *g_objs;
+static __thread CUcontext t_cur;
 
 static fk_obj *obj_new(int kind) {
     fk_obj *o = calloc(1, sizeof *o);
     if (!o) return NULL;
     o->kind = kind;
+    o->ctx = t_cur; /* objects die with the context current at their creation */
     o->next = g_objs;
     g_objs = o;
     return o;
@@ -274,8 +276,9 @@ static fk_obj *mem_find(uintptr_t p, size_t n, int kind) {
 /* ---- contexts and capture mode ---- */
 static struct {
     int magic;
-} g_primary = {0x43545831}, g_second = {0x43545832}; /* g_second: fakecuda_second_context */
-static __thread CUcontext t_cur;
+    unsigned long long id; /* cuCtxGetId: a new one for each (re)creation */
+} g_primary = {0x43545831, 1}, g_second = {0x43545832, 2}; /* g_second: fakecuda_second_context */
+static unsigned long long g_next_ctx_id = 3;
 
 FK_API void fakecuda_second_context(CUcontext *out) {
     if (out) *out = (CUcontext)(void *)&g_second;
@@ -468,6 +471,20 @@ FK_API CUresult cuCtxGetCurrent(CUcontext *c) {
     if (!c) return CUDA_ERROR_INVALID_VALUE;
     *c = t_cur;
     return CUDA_SUCCESS;
+}
+
+FK_API CUresult cuCtxGetId(CUcontext c, unsigned long long *id) {
+    NEED_INIT();
+    if (!id) return CUDA_ERROR_INVALID_VALUE;
+    if (!c) c = t_cur;
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    LOCK();
+    CUresult r = CUDA_SUCCESS;
+    if (c == (CUcontext)(void *)&g_primary) *id = g_primary.id;
+    else if (c == (CUcontext)(void *)&g_second) *id = g_second.id;
+    else r = CUDA_ERROR_INVALID_CONTEXT;
+    UNLOCK();
+    return r;
 }
 
 FK_API CUresult cuCtxSetCurrent(CUcontext c) {
@@ -1543,4 +1560,50 @@ FK_API CUresult cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType typ
     memset(map, 0, sizeof *map);
     memcpy(map, &t, sizeof t);
     return CUDA_SUCCESS;
+}
+
+/* fakecuda.h: the second context destroyed and a new one created at the same handle. */
+FK_API void fakecuda_recreate_second_context(void) {
+    LOCK();
+    CUcontext c = (CUcontext)(void *)&g_second;
+    for (fk_obj **p = &g_objs; *p;) {
+        fk_obj *o = *p;
+        if (o->ctx != c) {
+            p = &o->next;
+            continue;
+        }
+        switch (o->kind) {
+        case K_DEV:
+            g_st.live_dev_allocs--;
+            g_st.live_dev_bytes -= o->size;
+            free(o->mem);
+            break;
+        case K_HOST:
+            g_st.live_host_allocs--;
+            free(o->mem);
+            break;
+        case K_STREAM: g_st.live_streams--; break;
+        case K_EVENT: g_st.live_events--; break;
+        case K_GRAPH: g_st.live_graphs--; break;
+        case K_EXEC: g_st.live_execs--; break;
+        case K_MODULE:
+            g_st.live_modules--;
+            for (fk_func **f = &g_funcs; *f;) {
+                if ((*f)->mod == o) {
+                    fk_func *d = *f;
+                    *f = d->next;
+                    free(d);
+                } else {
+                    f = &(*f)->next;
+                }
+            }
+            break;
+        default: break;
+        }
+        *p = o->next;
+        free(o->kn);
+        free(o);
+    }
+    g_second.id = g_next_ctx_id++;
+    UNLOCK();
 }

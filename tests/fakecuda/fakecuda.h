@@ -97,5 +97,10 @@ void fakecuda_set_reuse(int on);
  * one of its functions (live_modules counts the modules of every context). */
 struct CUctx_st;
 void fakecuda_second_context(struct CUctx_st **out); /* a CUcontext * (cuda.h) */
+/* The second context destroyed and a new one created at the same handle (a real driver may
+ * hand a destroyed context's handle out again): the objects made while the old one was
+ * current (memory, streams, events, graphs, modules and their functions) are gone, and
+ * cuCtxGetId reports a new ID for the handle. Every context has an ID (cuCtxGetId). */
+void fakecuda_recreate_second_context(void);
 
 #endif
