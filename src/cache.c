@@ -1018,13 +1018,15 @@ int cache_foreach(const char *dir, cache_visit_fn cb, void *user) {
     char why0[512];
     int v1 = open_v1(dir, OPEN_INSPECT, why0, sizeof why0);
     if (v1 < 0) return errno == ENOENT ? 0 : -1;
-    /* an untrusted v1 is still listed (foreach only reports), but none of its entries counts
-     * as good */
+    /* an untrusted top directory or v1 is still listed (foreach only reports), but none of
+     * its entries counts as good (a read-only cache of another user's is fine) */
     char v1_distrust[4400] = "", what[4200];
+    if (cache_check_dir(dir, v1_distrust, sizeof v1_distrust) != CACHE_UNTRUSTED)
+        v1_distrust[0] = '\0';
     int rfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     snprintf(what, sizeof what, "%s/" FORMAT_DIR, dir);
-    if (rfd >= 0 && !below_trusted(rfd, v1, what, v1_distrust, sizeof v1_distrust) &&
-        !v1_distrust[0])
+    if (rfd >= 0 && !v1_distrust[0] &&
+        !below_trusted(rfd, v1, what, v1_distrust, sizeof v1_distrust) && !v1_distrust[0])
         snprintf(v1_distrust, sizeof v1_distrust, "%s not trusted", what);
     if (rfd >= 0) close(rfd);
     char **pfx;

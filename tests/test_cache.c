@@ -908,6 +908,18 @@ static void test_untrusted_subdirs(void) {
     cache_entry_path(dir, KEY1, ep, sizeof ep);
     cache_entry_path(dir, KEY3, ep3, sizeof ep3);
 
+    /* the top directory writable by others: not used, and foreach (cache list/verify) counts
+     * none of its entries good (it listed them as ok) */
+    REQUIRE(chmod(dir, 0777) == 0);
+    CHECK(cache_check_dir(dir, why, sizeof why) == CACHE_UNTRUSTED);
+    {
+        visit_log vr = {0, 0, "", ""};
+        CHECK(cache_foreach(dir, visit, &vr) == 2);
+        CHECKF(vr.bad == 2 && strstr(vr.why, "writable by other users"), "%d bad: %s", vr.bad,
+               vr.why);
+    }
+    REQUIRE(chmod(dir, 0700) == 0);
+
     /* v1 writable by others: not used at all, the context is told (cache_check_dir) */
     REQUIRE(chmod(v1, 0777) == 0);
     CHECK(cache_check_dir(dir, why, sizeof why) == CACHE_UNTRUSTED);
