@@ -420,6 +420,26 @@ static int cubin_ok(const nj_buf *c, int want_sm, char *why, size_t why_n) {
 
 /* Verify the entry directory open as dfd. With out != NULL, fill it on success (out's old
  * contents are freed). @return CACHE_HIT, CACHE_CORRUPT (why says what) or CACHE_ERROR. */
+/* A file of an entry (open as fd's stat st, in the entry directory dfd): the directory's rule
+ * stops others replacing it, this one changing it in place (checksums and all): not writable by
+ * group or others, owned by us, by root or by the directory's owner. @return 1, or 0 with why. */
+static int file_trusted(int dfd, const struct stat *st, const char *name, char *why,
+                        size_t why_n) {
+    if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+        msg(why, why_n, "%s is writable by other users (mode %04o): not used", name,
+            (unsigned)(st->st_mode & 07777));
+        return 0;
+    }
+    struct stat dst;
+    if (st->st_uid != geteuid() && st->st_uid != 0 &&
+        (fstat(dfd, &dst) != 0 || st->st_uid != dst.st_uid)) {
+        msg(why, why_n, "%s belongs to another user (uid %u): not used", name,
+            (unsigned)st->st_uid);
+        return 0;
+    }
+    return 1;
+}
+
 static cache_result verify_dir(int dfd, const char *key, cache_entry *out, char *why,
                                size_t why_n) {
     cache_result res = CACHE_CORRUPT;
@@ -441,6 +461,10 @@ static cache_result verify_dir(int dfd, const char *key, cache_entry *out, char 
     if (fstat(fd, &mst) != 0 || !S_ISREG(mst.st_mode)) {
         close(fd);
         msg(why, why_n, MANIFEST ": not a regular file");
+        goto done;
+    }
+    if (!file_trusted(dfd, &mst, MANIFEST, why, why_n)) {
+        close(fd);
         goto done;
     }
     int r = read_fd(fd, &data, MANIFEST_MAX, &over);
@@ -479,6 +503,10 @@ static cache_result verify_dir(int dfd, const char *key, cache_entry *out, char 
         if (!S_ISREG(st.st_mode)) {
             close(fd);
             msg(why, why_n, "%s: not a regular file", name);
+            goto done;
+        }
+        if (!file_trusted(dfd, &st, name, why, why_n)) {
+            close(fd);
             goto done;
         }
         if ((uint64_t)st.st_size != mi.size[i]) {

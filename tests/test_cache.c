@@ -960,6 +960,20 @@ static void test_untrusted_subdirs(void) {
     CHECKF(cache_store(dir, KEY1, &e, err, sizeof err) == 0, "%s", err);
     CHECK(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_HIT);
 
+    /* a file of an entry writable by others (the manifest or a payload file): anyone could
+     * rewrite it in place, checksums and all; corrupt, moved aside and rebuilt (it was a hit) */
+    static const char *const files[] = {"manifest.txt", "kernel.cubin"};
+    for (int i = 0; i < 2; i++) {
+        char fp[4400];
+        snprintf(fp, sizeof fp, "%s/%s", ep, files[i]);
+        REQUIRE(chmod(fp, i ? 0666 : 0664) == 0);
+        CHECKF(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_CORRUPT, "%s", files[i]);
+        CHECKF(strstr(why, files[i]) && strstr(why, "writable by other users"), "%s", why);
+        CHECK(!exists(ep) && !has_scratch(dir));
+        CHECKF(cache_store(dir, KEY1, &e, err, sizeof err) == 0, "%s", err);
+        CHECK(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_HIT);
+    }
+
     /* another user's directories inside our cache (only root can give them away) */
     if (geteuid() == 0 && chown(ep, 12345, 12345) == 0) {
         CHECK(cache_lookup(dir, KEY1, NULL, why, sizeof why) == CACHE_CORRUPT);
