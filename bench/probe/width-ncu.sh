@@ -15,7 +15,7 @@ for spec in base:bench1:sm90a:192x128x64:s6:swap:act16 menu:bench1:sm90a:192x128
   bin=build/nvfp4jit; [ $b = base ] && bin=build-base/nvfp4jit
   echo "### $b $set $var" | tee -a $OUT/width-ncu.txt
   timeout 60 ncu --clock-control none -k regex:'^nvfp4jit_grouped$' --launch-skip 5 -c 3 --metrics $M \
-    $bin bench --iters 10 --no-cublas --problems problems/gpumode.txt --set $set --variant $var > $OUT/n.txt 2>&1
+    $bin bench --iters 20 --no-cublas --problems problems/gpumode.txt --set $set --variant $var > $OUT/n.txt 2>&1
   echo "rc $?"; grep -E "smsp__|sm__|gpu__|nvfp4jit_grouped \(|nvfp4jit sm" $OUT/n.txt | tee -a $OUT/width-ncu.txt
 done
 echo "elapsed $((SECONDS - T0)) s"
