@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Issue 13 part 1, second try: token-tile widths as a uniform branch around the wgmmas of each
-# 64-k block (one loop, one wgmma per width), against main without it.
-# build-base/nvfp4jit: main; build/nvfp4jit(_tests): main with bench/probe/act16-width-branch.patch
+# Issue 13 part 1: token-tile widths against main without them. Second try (measured
+# 2026-12-07, slower): bench/probe/act16-width-branch.patch, a uniform branch around the wgmmas of
+# each 64-k block; third: bench/probe/act16-width-switch.patch, the k-loop per width
+# (bench/probe/width-prep.sh builds and warms everything for it).
+# build-base/nvfp4jit: main; build/nvfp4jit(_tests): main with the patch
 # applied (the menu, the heuristic that credits it, the ring tables regenerated, the tests
 # variant.token_widths, compile.act16_widths, gpu.token_widths). Per set: base auto | menu auto +
 # the base's variant (the same tile, menu on). Warm build/devcache first with both binaries
