@@ -881,6 +881,97 @@ out:
     nvfp4jit_ctx_destroy(ctx);
 }
 
+/* The wgmma groups of an act16 GEMM kernel in its SASS (function NJ_KERNEL_NAME): every 64-k
+ * block issues one warpgroup.arrive (wgmma.fence) and then its 4 wgmmas, so HGMMA = 4 x
+ * WARPGROUP.ARRIVE, and every HGMMA's N is a width of the variant. ptxas adds arrives (and
+ * a dummy HGMMA.64x8x16) where control flow splits a block's group: the token-width menu as a
+ * branch per block did (6 arrives per block, bench/probe/act16-width-branch.patch), and its
+ * pipeline lost its overlap on the GPU (bench3 26 -> 30 us, tensor pipe 79 -> 58 % busy; H100,
+ * bench/RESULTS.md 2026-12-07). @return 0, -1 if the disassembler failed. */
+static int sass_wgmma(const char *disasm, const void *cubin, size_t n, int *hgmma, int *arrive,
+                      int *bad_n, int *first_bad_n, const int *widths, int nw) {
+    const char *dir = tu_tmpdir();
+    char path[4096], cmd[8400];
+    snprintf(path, sizeof path, "%s/k.cubin", dir);
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    fwrite(cubin, 1, n, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s '%s'", disasm, path);
+    static char out[1 << 23];
+    int rc = tu_run(cmd, out, sizeof out);
+    tu_rmtree(dir);
+    if (rc) return -1;
+    *hgmma = *arrive = *bad_n = *first_bad_n = 0;
+    int in_fn = 0;
+    for (char *l = out; l && *l;) {
+        char *nl = strchr(l, '\n');
+        if (nl) *nl = '\0';
+        const char *t = strstr(l, ".text."), *fh = strstr(l, "Function : ");
+        if (t && strchr(t, ':') && !strstr(l, "*/")) {
+            size_t fl = strlen(NJ_KERNEL_NAME);
+            in_fn = !strncmp(t + 6, NJ_KERNEL_NAME, fl) && t[6 + fl] == ':';
+        } else if (fh) {
+            in_fn = !strcmp(fh + 11, NJ_KERNEL_NAME);
+        }
+        char *s = in_fn ? strstr(l, "*/") : NULL;
+        if (s) {
+            s += 2;
+            while (*s == ' ' || *s == '\t') s++;
+            if (*s == '@') {
+                s += strcspn(s, " \t");
+                while (*s == ' ' || *s == '\t') s++;
+            }
+            int m = 0, nn = 0, k = 0;
+            if (!strncmp(s, "WARPGROUP.ARRIVE", 16)) {
+                (*arrive)++;
+            } else if (sscanf(s, "HGMMA.%dx%dx%d", &m, &nn, &k) == 3) {
+                (*hgmma)++;
+                int ok = 0;
+                for (int i = 0; i < nw; i++) ok |= widths[i] == nn;
+                if (!ok && !(*bad_n)++) *first_bad_n = nn;
+            }
+        }
+        l = nl ? nl + 1 : NULL;
+    }
+    return 0;
+}
+
+static void t_sm90a_wgmma_groups(void) {
+    char disasm[4200];
+    if (!find_disasm(disasm, sizeof disasm))
+        SKIP("skipped: the wgmma group check needs nvdisasm or cuobjdump (none in PATH or "
+             "/usr/local/cuda/bin; NVFP4JIT_NVDISASM=path to point at one)");
+    nvfp4jit_ctx *ctx = mk();
+    REQUIRE(ctx);
+    /* the gpumode and decode choices, a BLOCK_K 64 ring, act16p, act16sk and a variant of the
+     * ring-in-a-register table */
+    static const char *const vs[] = {
+        "sm90a:128x128x128:s4:swap:act16", "sm90a:192x128x64:s6:swap:act16",
+        "sm90a:128x96x128:s4:swap:act16",  "sm90a:128x24x128:s6:swap:act16",
+        "sm90a:192x96x128:s4:swap:act16",  "sm90a:128x128x64:s4:swap:act16p",
+        "sm90a:128x128x128:s4:swap:act16sk", "sm90a:128x24x256:s3:swap:act16"};
+    for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
+        nvfp4jit_variant v;
+        REQUIRE(nvfp4jit_variant_parse(vs[i], &v) == NVFP4JIT_OK);
+        nvfp4jit_kernel *k = NULL;
+        CHECKF(nvfp4jit_compile(ctx, &v, &k) == NVFP4JIT_OK, "%s: %s", vs[i],
+               nvfp4jit_last_error(ctx));
+        if (!k) continue;
+        const void *cubin;
+        size_t n;
+        REQUIRE(nvfp4jit_kernel_artifact(k, NVFP4JIT_ARTIFACT_CUBIN, &cubin, &n) == NVFP4JIT_OK);
+        int widths[4] = {v.block_n, 0, 0, 0}, nw = 1;
+        int hg = 0, ar = 0, bad = 0, bad_n = 0;
+        REQUIRE(sass_wgmma(disasm, cubin, n, &hg, &ar, &bad, &bad_n, widths, nw) == 0);
+        printf("  %-36s HGMMA %4d  WARPGROUP.ARRIVE %3d\n", vs[i], hg, ar);
+        CHECKF(hg > 0 && hg == 4 * ar, "%s: %d HGMMA, %d WARPGROUP.ARRIVE (4 per arrive: one "
+               "wgmma group per 64-k block)", vs[i], hg, ar);
+        CHECKF(bad == 0, "%s: %d HGMMA of N %d, not a width of the variant", vs[i], bad, bad_n);
+    }
+    nvfp4jit_ctx_destroy(ctx);
+}
+
 const test_case tests_lint[] = {
     {"seed", t_seed},
     {"hostmap_sm100a", hostmap_test_sm100a},
@@ -889,5 +980,6 @@ const test_case tests_lint[] = {
     {"sm100a", t_sm100a},
     {"sm90a", t_sm90a},
     {"desc_trace", t_desc_trace},
+    {"sm90a_wgmma_groups", t_sm90a_wgmma_groups},
     {NULL, NULL},
 };
