@@ -166,8 +166,11 @@ void nj_plan_destroy(nvfp4jit_plan *p) {
         if (p->dws) api->cuMemFree(p->dws);
         for (size_t i = 0; i < p->num_retired; i++) api->cuMemFree(p->retired[i]);
         if (prev != p->cu_ctx.h) api->cuCtxSetCurrent(prev);
-    } else {
-        for (size_t i = 0; i < p->num_captured; i++) free(p->captured[i]);
+    } else { /* no driver, or the plan's context is gone: host memory only */
+        for (size_t i = 0; i < p->num_captured; i++) {
+            free(p->captured[i]->groups);
+            free(p->captured[i]);
+        }
         for (int i = 0; i < p->num_eager; i++) free(p->eager[i].groups);
     }
     free(p->captured);

@@ -1649,8 +1649,9 @@ static void t_modules_two_contexts(void) {
  * real driver may hand the handle out again). Then: a kernel used in the dead context must be
  * loaded again for the new one (keyed by the handle alone, the dead context's function was
  * launched: CUDA_ERROR_INVALID_HANDLE); a plan and a MoE plan of the dead context refuse to
- * run, saying why; their destruction frees nothing (the handle names the new context now,
- * whose allocations are not theirs). */
+ * run, saying why; their destruction frees nothing on the device (the handle names the new
+ * context now, whose allocations are not theirs) and all of their host memory (a captured
+ * slot's groups leaked: LeakSanitizer in the sanitizer build). */
 static void t_context_recreated(void) {
     SETUP();
     void (*recreate)(void) = NULL;
@@ -1676,6 +1677,18 @@ static void t_context_recreated(void) {
                 NVFP4JIT_OK);
         CHECKF(nvfp4jit_plan_run(pa, s.g, 3, NULL) == NVFP4JIT_OK, "%s: %s", vn,
                nvfp4jit_last_error(ctx));
+        { /* a capture too: the plan keeps its slot (host memory included) until destroyed */
+            CUstream st;
+            CUgraph g = NULL;
+            REQUIRE(fk.api->cuStreamCreate(&st, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+            REQUIRE(fk.api->cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL) ==
+                    CUDA_SUCCESS);
+            CHECKF(nvfp4jit_plan_run(pa, s.g, 3, st) == NVFP4JIT_OK, "%s: captured: %s", vn,
+                   nvfp4jit_last_error(ctx));
+            REQUIRE(fk.api->cuStreamEndCapture(st, &g) == CUDA_SUCCESS && g);
+            fk.api->cuGraphDestroy(g);
+            fk.api->cuStreamDestroy(st);
+        }
         recreate(); /* c2's handle now names a new context, current on this thread */
         long loads = fk.calls("cuModuleLoadData");
         CHECKF(nvfp4jit_plan_run(pa, s.g, 3, NULL) == NVFP4JIT_ERR_INVALID_ARG &&

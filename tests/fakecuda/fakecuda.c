@@ -1582,7 +1582,10 @@ FK_API void fakecuda_recreate_second_context(void) {
             g_st.live_host_allocs--;
             free(o->mem);
             break;
-        case K_STREAM: g_st.live_streams--; break;
+        case K_STREAM:
+            if (o->cap != CU_STREAM_CAPTURE_STATUS_NONE && o->cap_global) g_global_captures--;
+            g_st.live_streams--;
+            break;
         case K_EVENT: g_st.live_events--; break;
         case K_GRAPH: g_st.live_graphs--; break;
         case K_EXEC: g_st.live_execs--; break;

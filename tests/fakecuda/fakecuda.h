@@ -91,7 +91,8 @@ void fakecuda_set_cc(int cc);
  * fewer bytes behind it); 0 (the default): off, the kept block is released. */
 void fakecuda_set_reuse(int on);
 /* A second context handle (besides the primary one of cuDevicePrimaryCtxRetain) that
- * cuCtxSetCurrent accepts, on the same device; it is never destroyed. A module belongs to the
+ * cuCtxSetCurrent accepts, on the same device; only fakecuda_recreate_second_context destroys
+ * it (and makes a new one at the same handle). A module belongs to the
  * context current at its cuModuleLoadData: cuModuleUnload of it fails with
  * CUDA_ERROR_INVALID_CONTEXT unless that context is current, and so does an eager launch of
  * one of its functions (live_modules counts the modules of every context). */
