@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 13 part 1: token-tile widths against main without them. Second try (measured
 # 2026-12-07, slower): bench/probe/act16-width-branch.patch, a uniform branch around the wgmmas of
-# each 64-k block; third: bench/probe/act16-width-switch.patch, the k-loop per width
+# each 64-k block; third: bench/probe/act16-width-switch.patch, the k-loop per width (measured
+# 2026-12-07: no faster); fourth: bench/probe/act16-width-boxes.patch, token copies of the width (slower)
 # (bench/probe/width-prep.sh builds and warms everything for it).
 # build-base/nvfp4jit: main; build/nvfp4jit(_tests): main with the patch
 # applied (the menu, the heuristic that credits it, the ring tables regenerated, the tests
