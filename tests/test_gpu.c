@@ -8,6 +8,7 @@
  * poisoned with 0xFF (fp16 NaN) before every run, so an unwritten element fails. Tolerance:
  * DESIGN.md. The CPU reference checks everything but the biggest sets, which moe_sets_gpuref
  * checks against the GPU reference (nvfp4jit_reference_run_ex). */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
@@ -809,6 +810,97 @@ static void gpu_moe_sets_gpuref(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
+/* A plan made and run, then cuDevicePrimaryCtxReset (what cudaDeviceReset does to the primary
+ * context the tests run in), then: a new plan on new buffers must compute the right answer (no
+ * module of the reset context may be reused), the old plan must refuse to run with a message
+ * (its buffers and workspace are gone) and be destroyed without touching the new context.
+ * Last in the area: the reset frees every allocation of the context. */
+static void gpu_primary_reset(void) {
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    NEED_SM90(ctx, api);
+    CUcontext h0 = NULL, prim = NULL;
+    CUdevice dev = 0;
+    unsigned long long id0 = 0, id1 = 0;
+    REQUIRE(api->cuCtxGetCurrent(&h0) == CUDA_SUCCESS && h0);
+    REQUIRE(api->cuCtxGetDevice(&dev) == CUDA_SUCCESS);
+    REQUIRE(api->cuDevicePrimaryCtxRetain(&prim, dev) == CUDA_SUCCESS);
+    if (prim != h0) {
+        nvfp4jit_ctx_destroy(ctx);
+        SKIP("skipped: the current context is not the device's primary context");
+    }
+    REQUIRE(api->cuCtxGetId(h0, &id0) == CUDA_SUCCESS);
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    CUresult (*reset)(CUdevice) = NULL, (*release)(CUdevice) = NULL;
+    if (lib) *(void **)&reset = dlsym(lib, "cuDevicePrimaryCtxReset_v2");
+    if (lib) *(void **)&release = dlsym(lib, "cuDevicePrimaryCtxRelease_v2");
+    REQUIRE(reset != NULL && release != NULL);
+    static const int64_t shapes[][3] = {{70, 256, 512}, {0, 128, 256}, {200, 136, 320}};
+    const size_t n = sizeof shapes / sizeof shapes[0];
+    gpu_case *c1 = calloc(1, sizeof *c1), *c2 = calloc(1, sizeof *c2);
+    REQUIRE(c1 && c2);
+    nvfp4jit_plan *p1 = NULL, *p2 = NULL;
+    uint64_t seed = fresh_seed();
+    REQUIRE(case_alloc(api, c1, shapes, n, seed) == 0);
+    REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, c1->g, n, NULL, &p1) == NVFP4JIT_OK);
+    poison(api, c1);
+    CHECK(nvfp4jit_plan_run(p1, c1->g, n, NULL) == NVFP4JIT_OK);
+    CHECK(api->cuCtxSynchronize() == CUDA_SUCCESS);
+    CHECK(case_check(api, c1, "before the reset") == 0);
+
+    CUresult rr = reset(dev);
+    CHECKF(rr == CUDA_SUCCESS, "cuDevicePrimaryCtxReset: %d", (int)rr);
+    CUcontext h1 = NULL;
+    CUresult rc = api->cuCtxGetCurrent(&h1);
+    CUresult ri = h1 ? api->cuCtxGetId(h1, &id1) : CUDA_ERROR_INVALID_CONTEXT;
+    printf("  after the reset: current context %s (%d), ID %llu -> %llu (%d)\n",
+           h1 == h0 ? "same handle" : h1 ? "another handle" : "none", (int)rc, id0, id1, (int)ri);
+    /* a context current again (the runtime does this on its next call) */
+    if (!h1 || ri != CUDA_SUCCESS) {
+        CUcontext again = NULL;
+        CHECK(api->cuDevicePrimaryCtxRetain(&again, dev) == CUDA_SUCCESS);
+        CHECK(api->cuCtxSetCurrent(again) == CUDA_SUCCESS);
+        release(dev);
+    }
+    /* the new plan: fresh buffers, same shapes and variant */
+    REQUIRE(case_alloc(api, c2, shapes, n, seed + 1) == 0);
+    nvfp4jit_status s = nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, c2->g, n, NULL, &p2);
+    CHECKF(s == NVFP4JIT_OK, "plan after the reset: %s", nvfp4jit_last_error(ctx));
+    if (s == NVFP4JIT_OK) {
+        poison(api, c2);
+        s = nvfp4jit_plan_run(p2, c2->g, n, NULL);
+        CHECKF(s == NVFP4JIT_OK, "run after the reset: %s", nvfp4jit_last_error(ctx));
+        CUresult sy = api->cuCtxSynchronize();
+        CHECKF(sy == CUDA_SUCCESS, "synchronize after the new plan's run: %d", (int)sy);
+        if (s == NVFP4JIT_OK && sy == CUDA_SUCCESS)
+            CHECK(case_check(api, c2, "new plan after the reset") == 0);
+    }
+    /* the old plan: its buffers died with the reset; it must say so, not launch */
+    s = nvfp4jit_plan_run(p1, c1->g, n, NULL);
+    printf("  old plan after the reset: %s: %s\n", nvfp4jit_status_string(s),
+           s == NVFP4JIT_OK ? "" : nvfp4jit_last_error(ctx));
+    CHECK(s != NVFP4JIT_OK);
+    CHECK(api->cuCtxSynchronize() == CUDA_SUCCESS);
+    nvfp4jit_plan_destroy(p1);
+    /* the new context still works after the old plan's destroy */
+    if (p2) {
+        poison(api, c2);
+        CHECK(nvfp4jit_plan_run(p2, c2->g, n, NULL) == NVFP4JIT_OK);
+        CHECK(api->cuCtxSynchronize() == CUDA_SUCCESS);
+        CHECK(case_check(api, c2, "new plan after the old plan's destroy") == 0);
+    }
+    nvfp4jit_plan_destroy(p2);
+    case_free(api, c2);
+    for (size_t i = 0; i < c1->n; i++) /* (c1's device buffers died with the reset) */
+        c1->da[i] = c1->db[i] = c1->dsfa[i] = c1->dsfb[i] = c1->dc[i] = 0;
+    case_free(api, c1);
+    free(c1);
+    free(c2);
+    release(dev);
+    if (lib) dlclose(lib);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
 const test_case tests_gpu[] = {
     {"edges", gpu_edges},
     {"gpumode_tests", gpu_gpumode_tests},
@@ -825,5 +917,6 @@ const test_case tests_gpu[] = {
     {"all_empty", gpu_all_empty},
     {"moe_sets", gpu_moe_sets},
     {"moe_sets_gpuref", gpu_moe_sets_gpuref},
+    {"primary_reset", gpu_primary_reset}, /* last: it resets the primary context */
     {0, 0},
 };
