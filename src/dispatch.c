@@ -505,8 +505,9 @@ nvfp4jit_status nj_plan_run(nvfp4jit_plan *p, const nvfp4jit_group *groups, size
                        "plan is for %s but the device is compute capability %d.%d",
                        p->fam->arch_name, ctx->device_cc / 10, ctx->device_cc % 10);
     }
-    drv_ctx cur = drv_ctx_current(api);
-    NJ_RETURN_IF(ctx, !cur.h, NVFP4JIT_ERR_CUDA, "no usable CUDA context is current");
+    drv_ctx cur;
+    CUresult cr = drv_ctx_get(api, &cur);
+    if (cr != CUDA_SUCCESS) return drv_fail(ctx, cr, "reading the current CUDA context");
     if (p->cu_ctx.h && !drv_ctx_same(p->cu_ctx, cur))
         return nj_fail(ctx, NVFP4JIT_ERR_INVALID_ARG,
                        drv_ctx_alive(api, p->cu_ctx)

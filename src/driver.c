@@ -104,10 +104,20 @@ void *drv_proc(const char *name) {
     return h && name ? dlsym(h, name) : NULL;
 }
 
-drv_ctx drv_ctx_current(const drv_api *api) {
+CUresult drv_ctx_get(const drv_api *api, drv_ctx *out) {
     drv_ctx c = {NULL, 0};
-    if (!api || api->cuCtxGetCurrent(&c.h) != CUDA_SUCCESS || !c.h) return (drv_ctx){NULL, 0};
-    if (api->cuCtxGetId(c.h, &c.id) != CUDA_SUCCESS) return (drv_ctx){NULL, 0};
+    *out = c;
+    if (!api) return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = api->cuCtxGetCurrent(&c.h);
+    if (r == CUDA_SUCCESS && !c.h) r = CUDA_ERROR_INVALID_CONTEXT;
+    if (r == CUDA_SUCCESS) r = api->cuCtxGetId(c.h, &c.id);
+    if (r == CUDA_SUCCESS) *out = c;
+    return r;
+}
+
+drv_ctx drv_ctx_current(const drv_api *api) {
+    drv_ctx c;
+    drv_ctx_get(api, &c);
     return c;
 }
 

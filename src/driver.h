@@ -102,6 +102,10 @@ typedef struct drv_ctx {
 /* The current context (h NULL and id 0 when none is current or the driver fails). */
 drv_ctx drv_ctx_current(const drv_api *api);
 
+/* The current context into *out, or {NULL, 0} with the driver's error (CUDA_ERROR_INVALID_CONTEXT
+ * when none is current), for a message that names what failed. */
+CUresult drv_ctx_get(const drv_api *api, drv_ctx *out);
+
 /* 1 when a and b are the same context (same handle and ID), else 0. */
 static inline int drv_ctx_same(drv_ctx a, drv_ctx b) { return a.h == b.h && a.id == b.id; }
 

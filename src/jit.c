@@ -74,7 +74,9 @@ void nj_jit_free_all(nvfp4jit_ctx *ctx) {
 }
 
 nvfp4jit_status nj_jit_load(nvfp4jit_ctx *ctx, const drv_api *api, nj_module *k) {
-    drv_ctx cur = drv_ctx_current(api);
+    drv_ctx cur;
+    CUresult cr = drv_ctx_get(api, &cur);
+    if (cr != CUDA_SUCCESS) return drv_fail(ctx, cr, "reading the current CUDA context");
     if (k->mod && drv_ctx_same(k->mod_ctx, cur)) return NVFP4JIT_OK;
     nj_ctx_module *e = NULL, *dead = NULL;
     for (int i = 0; i < k->nloads; i++) {

@@ -499,8 +499,9 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64
          * runs are refused (NVFP4JIT_ERR_ARCH_MISMATCH) */
         const drv_api *api = drv_get(ctx, &s);
         if (api && ctx->device_cc == fam_sm100a.cc) {
-            p->cu_ctx = drv_ctx_current(api);
-            s = moe_build_sm100(p, api);
+            CUresult cr = drv_ctx_get(api, &p->cu_ctx);
+            s = cr == CUDA_SUCCESS ? moe_build_sm100(p, api)
+                                   : drv_fail(ctx, cr, "reading the current CUDA context");
             if (s != NVFP4JIT_OK) {
                 moe_plan_free(p);
                 return s;
@@ -526,8 +527,9 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_plan_create(nvfp4jit_weights *w, int64
     p->max_rows = max_rows;
     p->sf_rows = moe_scale_rows(max_rows, w->experts);
     p->dyn_smem = sm90_moe_dyn_smem(&v, w->experts);
-    p->cu_ctx = drv_ctx_current(api);
-    s = moe_build(p, api);
+    CUresult cr = drv_ctx_get(api, &p->cu_ctx);
+    s = cr == CUDA_SUCCESS ? moe_build(p, api)
+                           : drv_fail(ctx, cr, "reading the current CUDA context");
     if (s != NVFP4JIT_OK) {
         moe_plan_free(p);
         return s;
@@ -571,7 +573,10 @@ NVFP4JIT_API nvfp4jit_status nvfp4jit_moe_run(nvfp4jit_moe_plan *p,
                        "device current: it has no device state (make the plan again)");
     }
     NJ_RETURN_IF(ctx, !api, NVFP4JIT_ERR_NO_DRIVER, "the CUDA driver is not loaded");
-    if (!drv_ctx_same(drv_ctx_current(api), p->cu_ctx))
+    drv_ctx cur;
+    CUresult cr = drv_ctx_get(api, &cur);
+    if (cr != CUDA_SUCCESS) return drv_fail(ctx, cr, "reading the current CUDA context");
+    if (!drv_ctx_same(cur, p->cu_ctx))
         return nj_fail(ctx, NVFP4JIT_ERR_INVALID_ARG,
                        drv_ctx_alive(api, p->cu_ctx)
                            ? "MoE plan's device buffers belong to another CUDA context"

@@ -1187,7 +1187,7 @@ static void t_faults_sweep(void) {
         "cuModuleLoadData", "cuModuleGetFunction", "cuFuncSetAttribute", "cuMemAlloc",
         "cuMemAllocHost", "cuMemcpyHtoDAsync", "cuTensorMapEncodeTiled", "cuLaunchKernel",
         "cuEventCreate", "cuEventRecord", "cuEventQuery", "cuStreamIsCapturing",
-        "cuStreamSynchronize", "cuCtxGetDevice", "cuDeviceGetAttribute"};
+        "cuStreamSynchronize", "cuCtxGetDevice", "cuDeviceGetAttribute", "cuCtxGetId"};
     gset s;
     REQUIRE(gset_make(&s, SHAPES, 3) == 0);
     for (size_t i = 0; i < sizeof apis / sizeof *apis; i++) {
@@ -1484,7 +1484,7 @@ static void t_faults_sweep_capture_moe(void) {
         "cuTensorMapEncodeTiled", "cuLaunchKernel", "cuStreamCreate", "cuStreamSynchronize",
         "cuThreadExchangeStreamCaptureMode", "cuStreamIsCapturing", "cuMemcpyHtoD",
         "cuMemsetD8", "cuFuncSetAttribute", "cuOccupancyMaxActiveBlocksPerMultiprocessor",
-        "cuGraphCreate", "cuGraphAddKernelNode", "cuGraphInstantiate"};
+        "cuGraphCreate", "cuGraphAddKernelNode", "cuGraphInstantiate", "cuCtxGetId"};
     gset s;
     REQUIRE(gset_make(&s, SHAPES, 3) == 0);
     moe_bufs mb;

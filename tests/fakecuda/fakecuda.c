@@ -475,6 +475,7 @@ FK_API CUresult cuCtxGetCurrent(CUcontext *c) {
 
 FK_API CUresult cuCtxGetId(CUcontext c, unsigned long long *id) {
     NEED_INIT();
+    FAULT("cuCtxGetId");
     if (!id) return CUDA_ERROR_INVALID_VALUE;
     if (!c) c = t_cur;
     if (!c) return CUDA_ERROR_INVALID_CONTEXT;
