@@ -414,7 +414,9 @@ NVFP4JIT_API int nvfp4jit_plan_sms(const nvfp4jit_plan *plan);
  *    another context fails (NVFP4JIT_ERR_INVALID_ARG), and so does every run after that
  *    context was destroyed, even where a new context got its handle (contexts are told apart
  *    by cuCtxGetId); destroying such a plan frees nothing on the device (its memory went with
- *    its context). Compiled kernels are loaded once per context, a new context included.
+ *    its context). A primary context reset (cuDevicePrimaryCtxReset, cudaDeviceReset) counts
+ *    as destroyed: plans made before it refuse to run, new plans work (tests gpu.primary_reset).
+ *    Compiled kernels are loaded once per context, a new context included.
  *  @return NVFP4JIT_OK; NVFP4JIT_ERR_INVALID_PROBLEM; NVFP4JIT_ERR_INVALID_ARG (see above);
  *  NVFP4JIT_ERR_NO_DRIVER;
  *  NVFP4JIT_ERR_NO_DEVICE; NVFP4JIT_ERR_ARCH_MISMATCH (e.g. an sm_100a plan on an H200);
