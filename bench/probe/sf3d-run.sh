@@ -23,12 +23,13 @@ if [ "${1:-}" = warm ]; then
 fi
 [ -d build/devcache ] || tar xzf build/devcache.tgz -C build
 # Plain files straight into $OUT (at most 8 come back; a killed call still returns them):
-# gpu.txt (machine, then the tests), ab.txt (A/B), weight-bytes.txt; LIMIT: seconds for it all.
+# gpu.txt (machine, then the tests), ab.txt (A/B), weight-bytes.txt; LIMIT: seconds for it all;
+# a test starts only with TESTS_MIN (default 250) seconds left.
 R=${OUT:-/tmp/out}; mkdir -p $R; T0=$SECONDS; LIMIT=${LIMIT:-560}
 left() { echo $((LIMIT - (SECONDS - T0))); }
 nvidia-smi --query-gpu=name,clocks.max.sm,power.limit,driver_version --format=csv,noheader | tee $R/gpu.txt
 for t in variant_sweep stream_k persistent_many_tiles gpumode_tests edges random_shapes; do
-  [ $(left) -lt 250 ] && { echo "time: gpu $t not run" | tee -a $R/gpu.txt; continue; }
+  [ $(left) -lt ${TESTS_MIN:-250} ] && { echo "time: gpu $t not run" | tee -a $R/gpu.txt; continue; }
   (cd build-sf3d && timeout 150 ./nvfp4jit_tests gpu $t) > $R/t.log 2>&1
   echo "sf3d gpu $t rc $? ($((SECONDS - T0)) s): $(tail -1 $R/t.log)" | tee -a $R/gpu.txt
   grep -E "FAIL" $R/t.log | head -5 | tee -a $R/gpu.txt; cat $R/t.log >> $R/gpu-tests-full.txt
