@@ -472,10 +472,12 @@ nvfp4jit_status nj_plan_run(nvfp4jit_plan *p, const nvfp4jit_group *groups, size
      * last eager upload: launch from its slot. */
     const drv_api *api = p->cu_ctx.h ? drv_load() : NULL;
     CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (api && drv_ctx_same(drv_ctx_current(api), p->cu_ctx)) {
+    drv_ctx now = api ? drv_ctx_current(api) : (drv_ctx){NULL, 0};
+    if (api && drv_ctx_same(now, p->cu_ctx)) {
         DRV_CHECK(ctx, api, cuStreamIsCapturing(st, &cap), "cuStreamIsCapturing");
         if (same && cap == CU_STREAM_CAPTURE_STATUS_NONE) {
-            NJ_FORWARD_IF_ERROR(nj_jit_load(ctx, api, p->kernel)); /* loaded: returns at once */
+            /* loaded: returns at once, no driver call */
+            NJ_FORWARD_IF_ERROR(nj_jit_load_in(ctx, api, p->kernel, now));
             return launch_eager(p, api, last, st);
         }
     }
@@ -524,12 +526,12 @@ nvfp4jit_status nj_plan_run(nvfp4jit_plan *p, const nvfp4jit_group *groups, size
         CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
         DRV_CHECK(ctx, api, cuThreadExchangeStreamCaptureMode(&mode),
                   "cuThreadExchangeStreamCaptureMode");
-        s = nj_jit_load(ctx, api, p->kernel);
+        s = nj_jit_load_in(ctx, api, p->kernel, cur);
         if (s == NVFP4JIT_OK) s = run_captured(p, api, groups, st);
         api->cuThreadExchangeStreamCaptureMode(&mode);
         return s;
     }
-    NJ_FORWARD_IF_ERROR(nj_jit_load(ctx, api, p->kernel));
+    NJ_FORWARD_IF_ERROR(nj_jit_load_in(ctx, api, p->kernel, cur));
     if (same) return launch_eager(p, api, last, st);
     size_t wneed = p->fam->workspace_size ? p->fam->workspace_size(&p->v, groups, num_groups)
                                           : 0;

@@ -77,6 +77,10 @@ nvfp4jit_status nj_jit_load(nvfp4jit_ctx *ctx, const drv_api *api, nj_module *k)
     drv_ctx cur;
     CUresult cr = drv_ctx_get(api, &cur);
     if (cr != CUDA_SUCCESS) return drv_fail(ctx, cr, "reading the current CUDA context");
+    return nj_jit_load_in(ctx, api, k, cur);
+}
+
+nvfp4jit_status nj_jit_load_in(nvfp4jit_ctx *ctx, const drv_api *api, nj_module *k, drv_ctx cur) {
     if (k->mod && drv_ctx_same(k->mod_ctx, cur)) return NVFP4JIT_OK;
     nj_ctx_module *e = NULL, *dead = NULL;
     for (int i = 0; i < k->nloads; i++) {

@@ -108,6 +108,9 @@ nvfp4jit_status nj_render(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, nj_buf *
  * memory attribute when the launch needs more than 48 KiB; then make that context's entry
  * m's current one (m->mod, fn, fn_prep, dyn_smem_attr, mod_ctx). */
 nvfp4jit_status nj_jit_load(nvfp4jit_ctx *ctx, const drv_api *api, nj_module *m);
+/* nj_jit_load with the current context already read (drv_ctx_get) by the caller: the steady
+ * state of a plan run reads it once. */
+nvfp4jit_status nj_jit_load_in(nvfp4jit_ctx *ctx, const drv_api *api, nj_module *m, drv_ctx cur);
 
 /* Free every module of ctx (nvfp4jit_ctx_destroy), unloading per the policy above. */
 void nj_jit_free_all(nvfp4jit_ctx *ctx);

@@ -318,8 +318,13 @@ static void t_plan_run(void) {
     check_dual_blob(&s, tiles);
     /* the same groups: one launch, no copy, no allocation, no event query */
     long allocs = fk.calls("cuMemAlloc"), queries = fk.calls("cuEventQuery");
+    long cid = fk.calls("cuCtxGetId");
     uint64_t blob0 = seen.blob;
     CHECK(nvfp4jit_plan_run(p, s.g, 3, NULL) == NVFP4JIT_OK);
+    /* the context is read once per steady-state call (the module's check reuses it; the
+     * fake counts cuCtxGetId, not cuCtxGetCurrent, which goes with it) */
+    CHECKF(fk.calls("cuCtxGetId") == cid + 1, "cuCtxGetId called %ld times",
+           fk.calls("cuCtxGetId") - cid);
     fakecuda_stats b = stats();
     CHECK(b.launches == a.launches + 1 && b.htod_copies == a.htod_copies && b.syncs == a.syncs);
     CHECK(fk.calls("cuMemAlloc") == allocs && fk.calls("cuEventQuery") == queries);
