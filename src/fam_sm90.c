@@ -680,6 +680,32 @@ static nvfp4jit_status act16_map(nvfp4jit_ctx *ctx, const drv_api *api, void *ma
     return NVFP4JIT_OK;
 }
 
+/* The weight scales of one group or expert: 512-byte blocks (128 rows x 64 k), block (row block
+ * rb, k block kb) at (rb * nk + kb) * 512, as a 3-D tensor {128 u32, nk k blocks, row blocks};
+ * one box per stage: its KSUB k blocks of every row block its weight tile touches (past nk or
+ * past the last row block: zero-filled, never read). A tensor copy rather than a plain bulk
+ * copy, so compute-sanitizer's racecheck follows its mbarrier completion. */
+static nvfp4jit_status act16_sf_map(nvfp4jit_ctx *ctx, const drv_api *api,
+                                    const nvfp4jit_variant *v, void *map, uint64_t ptr,
+                                    int64_t n, int64_t k, size_t gi, const char *which) {
+    cuuint64_t dims[3] = {128, (cuuint64_t)(k / 64), (cuuint64_t)((n + 127) / 128)};
+    cuuint64_t strides[2] = {512, (cuuint64_t)(k / 64) * 512};
+    cuuint32_t box[3] = {128, (cuuint32_t)(v->block_k / 64), (cuuint32_t)act16_sf_blocks(v)};
+    cuuint32_t es[3] = {1, 1, 1};
+    CUresult r = api->cuTensorMapEncodeTiled((CUtensorMap *)map, CU_TENSOR_MAP_DATA_TYPE_UINT32, 3,
+                                             (void *)(uintptr_t)ptr, dims, strides, box, es,
+                                             CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                             CU_TENSOR_MAP_SWIZZLE_NONE,
+                                             CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        char what[96];
+        snprintf(what, sizeof what, "group %zu: cuTensorMapEncodeTiled (%s)", gi, which);
+        return drv_fail(ctx, r, what);
+    }
+    return NVFP4JIT_OK;
+}
+
 static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
                                        const nvfp4jit_variant *v, const nvfp4jit_group *g,
                                        size_t n, unsigned char *host, uint64_t ws,
@@ -704,13 +730,8 @@ static nvfp4jit_status act16_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
                                           CU_TENSOR_MAP_DATA_TYPE_UINT8, g[i].k / 2, g[i].n,
                                           g[i].k / 2, v->block_k / 2, v->block_m,
                                           CU_TENSOR_MAP_SWIZZLE_NONE, i, "weights"));
-            /* the weight scales: 512-byte blocks (128 rows x 64 k), one per (row block, k
-             * block), as rows of 128 u32; one block per box (a tensor copy rather than a plain
-             * bulk copy, so compute-sanitizer's racecheck follows its mbarrier completion) */
-            NJ_FORWARD_IF_ERROR(act16_map(ctx, api, maps + 256, g[i].sfb,
-                                          CU_TENSOR_MAP_DATA_TYPE_UINT32, 128,
-                                          (g[i].n + 127) / 128 * (g[i].k / 64), 512, 128, 1,
-                                          CU_TENSOR_MAP_SWIZZLE_NONE, i, "weight scales"));
+            NJ_FORWARD_IF_ERROR(act16_sf_map(ctx, api, v, maps + 256, g[i].sfb, g[i].n, g[i].k,
+                                             i, "weight scales"));
         }
         items += g[i].m * (g[i].k / 16);
         wsp += (uint64_t)g[i].m * (uint64_t)g[i].k * 2;
@@ -851,10 +872,8 @@ nvfp4jit_status sm90_moe_blob_fill(nvfp4jit_ctx *ctx, const drv_api *api,
         NJ_FORWARD_IF_ERROR(act16_map(ctx, api, maps + 128, b[e], CU_TENSOR_MAP_DATA_TYPE_UINT8,
                                       k / 2, n, k / 2, v->block_k / 2, v->block_m,
                                       CU_TENSOR_MAP_SWIZZLE_NONE, e, "expert weights"));
-        NJ_FORWARD_IF_ERROR(act16_map(ctx, api, maps + 256, sfb[e],
-                                      CU_TENSOR_MAP_DATA_TYPE_UINT32, 128,
-                                      (n + 127) / 128 * (k / 64), 512, 128, 1,
-                                      CU_TENSOR_MAP_SWIZZLE_NONE, e, "expert weight scales"));
+        NJ_FORWARD_IF_ERROR(act16_sf_map(ctx, api, v, maps + 256, sfb[e], n, k, e,
+                                         "expert weight scales"));
     }
     return act16_map(ctx, api, host + mo + ACT16_GROUP_MAPS_BYTES * E, ws, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, k,
                      max_rows, k * 2, 64, v->block_n, CU_TENSOR_MAP_SWIZZLE_128B, E,

@@ -64,7 +64,6 @@
 % local W_BYTES = SMEM_W_BYTES         -- one stage of packed weights: BLOCK_M rows x BLOCK_K/2 bytes
 % local W_ROW = BLOCK_K // 2
 % local SF_BYTES = SMEM_SF_BYTES       -- one stage of weight scales: KSUB x the 128-row x 64-k blocks
-% local SF_SUB = SF_BYTES // KSUB
 % local W_OFF = SMEM_W_OFF
 % local SF_OFF = SMEM_SF_OFF
 % local TX = TOK_BYTES + W_BYTES + SF_BYTES
@@ -132,7 +131,7 @@ static_assert(${KSUB} * 64 == ${BLOCK_K} && ${TOK_SUB} == ${BLOCK_N} * 64 * 2 &&
               "a token stage is KSUB TMA boxes of BLOCK_N rows x 64 halves, in whole 1024-byte swizzle atoms");
 static_assert(${W_BYTES} == ${BLOCK_M} * ${W_ROW}, "a weight stage: BLOCK_M rows x BLOCK_K e2m1 (the TMA box)");
 static_assert(${SF_BYTES} == ${KSUB} * ${SFB_BLK} * 512,
-              "a scale stage: per 64-k block, the 512-byte blocks a weight tile touches");
+              "a scale stage: per 128-row block a weight tile touches, its KSUB 512-byte k blocks");
 static_assert(${W_OFF} == ${STAGES} * ${TOK_BYTES} && ${SF_OFF} == ${W_OFF} + ${STAGES} * ${W_BYTES} &&
               ${BAR_OFF} == ${SF_OFF} + ${STAGES} * ${SF_BYTES} && ${BAR_OFF} % 8 == 0,
               "rings in order (tokens, weights, scales), then 8-byte aligned mbarriers");
@@ -500,6 +499,16 @@ static __device__ __forceinline__ void tma_prefetch_2d(const void *map, int c0, 
   asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];"
                :: "l"(map), "r"(c0), "r"(c1) : "memory");
 }
+// the weight scales' box (src/fam_sm90.c act16_sf_map): {128 u32, KSUB k blocks, SFB_BLK row blocks}
+static __device__ __forceinline__ void tma_3d(u32 dst, const void *map, int c0, int c1, int c2, u32 bar) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3, %4}], [%5];"
+               :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar) : "memory");
+}
+static __device__ __forceinline__ void tma_prefetch_3d(const void *map, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];"
+               :: "l"(map), "r"(c0), "r"(c1), "r"(c2) : "memory");
+}
 static __device__ __forceinline__ void tma_2d(u32 dst, const void *map, int c0, int c1, u32 bar) {
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
                " [%0], [%1, {%2, %3}], [%4];"
@@ -650,18 +659,12 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
           asm volatile("prefetch.tensormap [%0];" :: "l"(&maps[tile.tok_map]) : "memory");
           asm volatile("prefetch.tensormap [%0];" :: "l"(w_map) : "memory");
           asm volatile("prefetch.tensormap [%0];" :: "l"(sf_map) : "memory");
-          const int sfb_last = (g.n + 127) / 128 - 1 - x0 / 128;
 % if not SK then
           const int kt0 = 0, kt_end = min((nk + ${KSUB - 1}) / ${KSUB}, ${STAGES});
 % end
           for (int kt = kt0; kt < kt_end; kt++) {
             tma_prefetch_2d(w_map, kt * ${W_ROW}, x0);
-% for j = 0, KSUB - 1 do
-%   local KB = KSUB == 1 and "kt" or ("min(kt * " .. KSUB .. " + " .. j .. ", nk - 1)")
-% for b = 0, SFB_BLK - 1 do
-            tma_prefetch_2d(sf_map, 0, (x0 / 128 + min(${b}, sfb_last)) * nk + ${KB});
-% end
-% end
+            tma_prefetch_3d(sf_map, 0, kt * ${KSUB}, x0 / 128);
           }
         }
         asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -711,10 +714,9 @@ ${TILE_LOOP}
         // before the launch: three per tile cost decode64-up 377 -> 505 us on the H200, one
         // tile per CTA. Open question in the closing notes of 2026-12-03: __grid_constant__
         // maps or one acquire per CTA.)
-        const int sfb_last = (g.n + 127) / 128 - 1 - x0 / 128;  // last block of the array, from x0's
-        // a stage: KSUB 64-k blocks; a last stage with fewer (nk % KSUB) repeats block nk - 1
-        // in the missing places (the consumers skip them): every copy stays inside its tensor
-        // and the stage's byte count is the same
+        // a stage: KSUB 64-k blocks; a last stage with fewer (nk % KSUB) repeats token block
+        // nk - 1 in the missing places (the consumers skip them); the weight and scale boxes'
+        // parts past K are zero-filled; the stage's byte count is the same
 % if SK then
         const int kt0 = tile.s0, kt1 = tile.s1;   // this unit's stages of the tile
 % else
@@ -734,15 +736,9 @@ ${TILE_LOOP}
 % end
           // (BLOCK_K 128, odd nk: the box's second half lies past K, zero-filled)
           tma_2d(base + ${W_OFF} + slot * ${W_BYTES}, w_map, kt * ${W_ROW}, x0, full);
-% for j = 0, KSUB - 1 do
-%   local KB = KSUB == 1 and "kt" or ("min(kt * " .. KSUB .. " + " .. j .. ", nk - 1)")
-% for b = 0, SFB_BLK - 1 do
-          // a block past the last one (the tile's rows past N; their results are never
-          // stored) is replaced by the last one, so no read leaves the scale array
-          tma_2d(base + ${SF_OFF} + slot * ${SF_BYTES} + ${j * SF_SUB + b * 512}, sf_map, 0,
-                 (x0 / 128 + min(${b}, sfb_last)) * nk + ${KB}, full);
-% end
-% end
+          // the stage's scales, one box: [row block b][k block j] of 512 bytes (blocks past nk
+          // or past the last row block are zero-filled and never read)
+          tma_3d(base + ${SF_OFF} + slot * ${SF_BYTES}, sf_map, 0, kt * ${KSUB}, x0 / 128, full);
         }
 % if PERSIST then
         ti = next;
@@ -824,7 +820,7 @@ ${TILE_LOOP}
 #pragma unroll
   for (int i = 0; i < 2; i++) {
     const int gr = x0 + lr0 + 8 * i, r = gr % 128;
-    soff[i] = (gr / 128 - x0 / 128) * 512 + (r % 32) * 16 + (r / 32) * 4 + t;
+    soff[i] = (gr / 128 - x0 / 128) * ${KSUB * 512} + (r % 32) * 16 + (r / 32) * 4 + t;
   }
   float acc[${ACC}];
 #pragma unroll
@@ -835,7 +831,7 @@ ${TILE_LOOP}
   // (sl: the stage's ring slot; a constant where the ring is unrolled)
   auto block_at = [&](int sl, int j, u32 *afr, bool reg_slot) {
     const unsigned char *w = smem + ${W_OFF} + sl * ${W_BYTES} + j * 32;
-    const unsigned char *sf = smem + ${SF_OFF} + sl * ${SF_BYTES} + j * ${SF_SUB};
+    const unsigned char *sf = smem + ${SF_OFF} + sl * ${SF_BYTES} + j * 512;
     const uint2 q0 = *(const uint2 *)(w + woff0), q1 = *(const uint2 *)(w + woff1);
     const u32 s0 = scale_f16x2(sf[soff[0]]), s1 = scale_f16x2(sf[soff[1]]);
     u32 p0[8], p1[8];

@@ -181,25 +181,30 @@ static void check_sm100_scales(const char *name, const nvfp4jit_variant *v,
  * (templates/sm90a_act16.cuh); a consumer of weight row gr < N reads block gr/128 - x0/128. */
 static void check_act16_scales(const char *name, const nvfp4jit_variant *v,
                                const nvfp4jit_group *g, const hostmap_rec *m, int tx) {
-    int64_t nk = g->k / 64, x0 = (int64_t)tx * v->block_m;
-    int sfb_blk = ((v->block_m % 128 ? 64 : 0) + v->block_m + 127) / 128;
-    int64_t last = (g->n + 127) / 128 - 1 - x0 / 128;
-    for (int64_t kt = 0; kt < nk; kt++) {
-        for (int b = 0; b < sfb_blk; b++) {
-            int64_t row = (x0 / 128 + (b < last ? b : last)) * nk + kt;
-            CHECKF(row >= 0 && (uint64_t)row < m->dims[1], "%s: scale box row %lld of %llu",
-                   name, (long long)row, (unsigned long long)m->dims[1]);
-        }
+    int64_t nk = g->k / 64, x0 = (int64_t)tx * v->block_m, rb = (g->n + 127) / 128;
+    int ksub = v->block_k / 64, sfb_blk = ((v->block_m % 128 ? 64 : 0) + v->block_m + 127) / 128;
+    /* a 3-D tensor {128 u32, nk k blocks, row blocks}, one box per stage: {128, KSUB, SFB_BLK},
+     * origin (0, kt * KSUB, x0 / 128) (fam_sm90.c act16_sf_map) */
+    CHECKF(m->rank == 3 && m->dims[0] == 128 && m->dims[1] == (uint64_t)nk &&
+               m->dims[2] == (uint64_t)rb && m->strides[0] == 512 &&
+               m->strides[1] == (uint64_t)nk * 512 && m->box[0] == 128 &&
+               m->box[1] == (unsigned)ksub && m->box[2] == (unsigned)sfb_blk,
+           "%s: scale map rank %u dims %llu x %llu x %llu box %u x %u x %u", name, m->rank,
+           (unsigned long long)m->dims[0], (unsigned long long)m->dims[1],
+           (unsigned long long)m->dims[2], m->box[0], m->box[1], m->box[2]);
+    for (int64_t kb = 0; kb < nk; kb++) {
         for (int64_t gr = x0; gr < x0 + v->block_m && gr < g->n; gr++) {
             int64_t b = gr / 128 - x0 / 128;
-            CHECKF(b >= 0 && b < sfb_blk && b <= last, "%s: weight row %lld needs block %lld",
-                   name, (long long)gr, (long long)b);
-            /* the box's bytes are block (x0/128 + b)*nk + kt: the formula's for (gr, 4kt..) */
-            uint64_t box = (uint64_t)((x0 / 128 + b) * nk + kt) * 512;
-            uint64_t want = blocked(gr, kt * 4, g->k / 16) & ~511ULL;
+            CHECKF(b >= 0 && b < sfb_blk && x0 / 128 + b < rb,
+                   "%s: weight row %lld needs box row block %lld", name, (long long)gr,
+                   (long long)b);
+            /* the consumer's block [b][kb % KSUB] of the stage kb / KSUB box: global block
+             * (x0/128 + b, kb), i.e. the formula's for (gr, 4kb..) */
+            uint64_t box = (uint64_t)((x0 / 128 + b) * nk + kb) * 512;
+            uint64_t want = blocked(gr, kb * 4, g->k / 16) & ~511ULL;
             if (box != want) {
                 CHECKF(0, "%s: row %lld k-block %lld: box at %llu, formula block at %llu", name,
-                       (long long)gr, (long long)kt, (unsigned long long)box,
+                       (long long)gr, (long long)kb, (unsigned long long)box,
                        (unsigned long long)want);
                 return;
             }

@@ -246,22 +246,18 @@ static int lint_entry(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, const char *
 
     /* tensor maps in encode order; copies in program order use them in this pattern
      * (asm volatile statements keep their order): sm_100a A, B; act16, per stage, a token box
-     * per 64-k block, the weights, and per 64-k block one scale box per 128-row block a weight
-     * tile touches (fam_sm90.c act16_sf_blocks) */
+     * per 64-k block, the weights, and one scale box of the stage's 64-k blocks of every 128-row
+     * block a weight tile touches (fam_sm90.c act16_sf_map) */
     int nmaps = record_maps(ctx, v);
     int pat[32], plen = 0;
     if (sm100) {
         pat[plen++] = 0;
         pat[plen++] = 1;
     } else if (act16) {
-        int ksub = v->block_k / 64, sfb = ((v->block_m % 128 ? 64 : 0) + v->block_m + 127) / 128;
+        int ksub = v->block_k / 64;
         for (int j = 0; j < ksub; j++) pat[plen++] = 0;
         pat[plen++] = 1;
-        if (ksub + 1 + ksub * sfb > (int)(sizeof pat / sizeof *pat))
-            LFAIL(st, "copy pattern of %d copies per stage: more than the lint holds",
-                  ksub + 1 + ksub * sfb);
-        for (int i = 0; i < ksub * sfb && plen < (int)(sizeof pat / sizeof *pat); i++)
-            pat[plen++] = 2;
+        pat[plen++] = 2; /* the stage's scales: one 3-D box (fam_sm90.c act16_sf_map) */
     }
     if (nmaps < 0 || (plen && nmaps < 2)) LFAIL(st, "blob_fill with the stub driver failed");
 

@@ -29,7 +29,13 @@ arms = {
     'w-none': src.replace(exp, exp.replace("${TX}", "${TX - W_BYTES}")).replace(wcp, ""),
     'sf-none': src.replace(exp, exp.replace("${TX}", "${TX - SF_BYTES}")).replace(scp, ""),
     'w-flat': src.replace(wcp, flat),
+    # 2026-12-07: w-flat ran 30-36 % SLOWER than "as is" (H100), bench3 (weights in L2) too; its
+    # offsets are only 16-byte aligned. This arm: W_BYTES-aligned offsets (256 B at least).
+    'w-flat-al': src.replace(wcp, flat.replace(
+        "            off %= wlim;\n",
+        "            off = off / ${W_BYTES} % (wtot / ${W_BYTES}) * ${W_BYTES};\n")),
 }
+assert arms['w-flat-al'] != arms['w-flat']
 for name, text in arms.items():
     d = f'build/probe-{name}'
     os.makedirs(d, exist_ok=True)
