@@ -7,6 +7,7 @@
 # copy" reference of the weight-bytes probe (templates before act16-sf-3d; base arm alongside).
 # `bash bench/probe/w-tiled-run.sh warm` here; device: carry build/nvfp4jit, build-wt/nvfp4jit,
 # build-base/nvfp4jit, build/probe-w-none, build/devcache.tgz (tar czf of build/devcache).
+# Then main against cuBLAS on bench1-4 in the same run (same-run.txt).
 set -u
 export NVFP4JIT_SOURCE_DIR=$PWD NVFP4JIT_CACHE_DIR=$PWD/build/devcache
 SETS="gpumode.txt:bench1:sm90a:192x128x64:s6:swap gpumode.txt:bench1:sm90a:128x128x128:s4:swap
@@ -30,3 +31,6 @@ for round in 1 2; do for e in $SETS; do f=${e%%:*}; r=${e#*:}; set=${r%%:*}; t=$
   done
 done; done
 rm -f $R/f.tmp
+# then main's same-run table against cuBLAS on bench1-4 (the headline after act16-sf-3d)
+timeout 240 build/nvfp4jit bench --iters 30 --problems problems/gpumode.txt --set 'bench*' > $R/same-run.txt 2>&1
+echo "same-run rc $?"; grep -E '^== |nvfp4jit sm|cublas|geomean' $R/same-run.txt
