@@ -5,7 +5,8 @@
  *   1. NVRTC -> PTX -> nvJitLink (the library's path today)
  *   2. NVRTC straight to a cubin (-arch=sm_90a)
  *   3. NVRTC -dlto -> LTO-IR -> nvJitLink -lto
- *   4. the same LTO-IR -> nvJitLink -lto -ptx (is there still PTX to inspect and lint?)
+ *   4. the same LTO-IR -> nvJitLink -lto -ptx (is there still PTX to inspect and lint? a plain
+ *      -lto link gives none: nvJitLinkGetLinkedPtxSize fails without -ptx)
  * Writes path1.cubin .. path3.cubin, path4.ptx into the current directory; bash
  * bench/probe/setmaxnreg-paths.sh builds it and counts USETMAXREG in each cubin's SASS. CPU only. */
 #include <nvJitLink.h>
@@ -54,6 +55,11 @@ static int rtc(const char **opts, int nopts, int kind, char **out, size_t *n) {
     printf("   NVRTC rc %d%s%s", (int)r, log && *log ? ", log:\n" : "\n", log ? log : "");
     free(log);
     if (r != NVRTC_SUCCESS) return 1;
+    if (kind == 1) { /* a cubin compile: is its PTX there too (one compile for both)? */
+        size_t pn = 0;
+        nvrtcResult pr = nvrtcGetPTXSize(p, &pn);
+        printf("   PTX of the same compile: rc %d, %zu bytes\n", (int)pr, pn);
+    }
     r = kind == 0 ? nvrtcGetPTXSize(p, n) : kind == 1 ? nvrtcGetCUBINSize(p, n) : nvrtcGetLTOIRSize(p, n);
     *out = r == NVRTC_SUCCESS ? malloc(*n ? *n : 1) : NULL;
     if (*out) r = kind == 0 ? nvrtcGetPTX(p, *out) : kind == 1 ? nvrtcGetCUBIN(p, *out) : nvrtcGetLTOIR(p, *out);
