@@ -196,7 +196,9 @@ enum {
      *  or four 64-k blocks per ring stage): a first kernel
      *  dequantises the tokens (A) once to fp16 into a workspace the plan owns; the GEMM kernel
      *  (warp-specialised: one TMA producer warp, BLOCK_M/64 consumer warpgroups, an
-     *  mbarrier ring of STAGES stages) decodes the weights (B) straight into wgmma's register
+     *  mbarrier ring of STAGES stages; at BLOCK_M 256 with BLOCK_N > 64 a producer warpgroup
+     *  that gives its registers to two consumer warpgroups of 128 rows with setmaxnreg,
+     *  compiled whole-program: NVRTC -dlto, nvJitLink -lto) decodes the weights (B) straight into wgmma's register
      *  operand and reads the fp16 tokens from shared memory where TMA put them. The plan
      *  holds a device workspace of 2 * sum(M*K) bytes for the fp16 tokens (grown on demand,
      *  freed with the plan). The heuristic leaves act16 out for sets that would need more
@@ -270,8 +272,9 @@ typedef struct nvfp4jit_resources {
        bindings: the same fields). Appended after from_cache (issue 10): compile_ms in parts. */
     double render_ms;         /* template rendering (also on a disk-cache hit: the key hashes
                                  the source); 0 from the in-memory map */
-    double nvrtc_ms;          /* NVRTC, source -> PTX; 0 on a cache hit */
-    double link_ms;           /* nvJitLink, PTX -> cubin (ptxas); 0 on a cache hit */
+    double nvrtc_ms;          /* NVRTC, source -> PTX (whole-program: LTO-IR); 0 on a cache hit */
+    double link_ms;           /* nvJitLink, PTX -> cubin (ptxas; whole-program: LTO-IR -> cubin
+                               * and PTX); 0 on a cache hit */
     /* Appended after link_ms: */
     int cache_state;          /* an nvfp4jit_cache_state: is the cubin in the disk cache? (from
                                  the in-memory map: as when the kernel was made) */

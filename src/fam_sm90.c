@@ -107,11 +107,33 @@ static int act16_sf_blocks(const nvfp4jit_variant *v) {
     return (off + v->block_m + 127) / 128;
 }
 
+/* act16's wide form (issue 13 part 4): one tile per CTA at BLOCK_M 256 with more tokens than 4
+ * consumer warpgroups x m64 fit registers for (BLOCK_N > 64): two consumer warpgroups of 128
+ * weight rows (two m64 wgmmas each, 2 x BLOCK_N/2 accumulators per thread) and a producer
+ * warpgroup that gives its registers to them with setmaxnreg, which ptxas keeps only when it
+ * compiles the whole program (src/compile.c's LTO path: the WHOLE_PROGRAM parameter). 384
+ * threads at one CTA per SM launch with 168 registers each (65536 / 384, a multiple of 8); the
+ * producer keeps ACT16_WIDE_PRODUCER_REGS and the consumers take the rest:
+ * 168 + (168 - 40) * 128 / 256 = 232. */
+#define ACT16_WIDE_PRODUCER_REGS 40
+static int act16_wide(const nvfp4jit_variant *v) {
+    return v->strategy == NVFP4JIT_STRATEGY_ACT16 && v->block_m == 256 && v->block_n > 64;
+}
+int sm90_act16_wide(const nvfp4jit_variant *v) { return act16_wide(v); }
+static int act16_wide_consumer_regs(void) {
+    int launch = SM90_REGS_MAX / 384;
+    launch -= launch % 8;
+    int r = launch + (launch - ACT16_WIDE_PRODUCER_REGS) * 128 / 256;
+    r -= r % 8;
+    return r > 255 ? 248 : r;
+}
+
 /* Registers per thread at one CTA per SM. Each of the 4 SM sub-partitions has a quarter of the
  * register file and takes every 4th warp, so with BLOCK_M/16 consumer warps plus the producer
  * warp one sub-partition holds BLOCK_M/64 + 1 warps (ptxas reports 166 for 288 threads, not
  * 65536/288). A multiple of 8, at most 255. */
 static int act16_consumer_regs(const nvfp4jit_variant *v) {
+    if (act16_wide(v)) return act16_wide_consumer_regs();
     int r = SM90_REGS_MAX / 4 / 32 / (v->block_m / 64 + 1);
     r -= r % 8;
     return r > 255 ? 255 : r;
@@ -127,6 +149,8 @@ static int act16_need_regs(const nvfp4jit_variant *v) {
      * CTAs, ptxas serialised the wgmmas of 128x32 (C7513) and 128x24x128 spilled 20 bytes;
      * compile.act16_occupancy) */
     int need = v->block_n / 2 + 58 + (v->block_k > 64 ? 8 : 0);
+    /* the wide form: a second half's accumulators and its row offsets (4 registers) */
+    if (act16_wide(v)) need += v->block_n / 2 + 4;
     if (is_persistent(v) && v->block_m >= 192) need += 9;
     /* act16sk's fix-up (flags, slot addresses beside the accumulators): 64x64x64:s4 spilled
      * 28 bytes at act16p's 96 registers */
@@ -143,7 +167,7 @@ static int act16_need_regs(const nvfp4jit_variant *v) {
  * H200 (bench/RESULTS.md 2026-12-04). act16p the same: its persistent grid is that many CTAs
  * per SM (with one, the decode tiles ran 30-40 % slower than act16's three). */
 static int sm90_ctas_per_sm(const nvfp4jit_variant *v) {
-    if (!is_act16(v)) return 1;
+    if (!is_act16(v) || act16_wide(v)) return 1;
     int need = act16_need_regs(v), warps = (2 * v->block_m + 32) / 32;
     need = need < 72 ? 72 : (need + 7) / 8 * 8; /* (64: 64x8 spilled 4 bytes at 6 CTAs) */
     size_t smem = sm90_dyn_smem(v) + 1024;
@@ -271,7 +295,9 @@ static size_t sm90_dyn_smem(const nvfp4jit_variant *v) {
 }
 
 static int sm90_threads(const nvfp4jit_variant *v) {
-    /* act16: one consumer warpgroup per 64 weight rows + one producer warp */
+    /* act16: one consumer warpgroup per 64 weight rows + one producer warp; the wide form: two
+     * consumer warpgroups of 128 rows + a producer warpgroup */
+    if (act16_wide(v)) return 384;
     return is_act16(v) ? 2 * v->block_m + 32 : 2 * v->block_m;
 }
 
@@ -328,12 +354,29 @@ static int sm90_check(const nvfp4jit_variant *v, char *why, size_t n) {
          * only act16p variant that spilled when all were compiled (2026-12-03); with the MoE
          * entry's tile table (issue 12) 256x64 act16p spilled 12 bytes too, so BLOCK_M 256
          * gets the same margin */
+        /* the wide form stores C through its idle ring (templates/sm90a_act16.cuh C_STAGE):
+         * its direct stores of 2 x N/2 accumulators spilled (256x128x64:s2, 8 bytes, both
+         * renders of the ring; 2026-12-08) */
+        if (act16_wide(v)) {
+            act16_smem l;
+            act16_layout(v, &l);
+            size_t staged = (size_t)v->block_n * (2 * (size_t)v->block_m + 16);
+            if (staged > l.bar_off) {
+                snprintf(why, n, "BLOCK_M=256 x BLOCK_N=%d (two consumer warpgroups of 128 rows) "
+                         "stages C in its ring: needs %zu bytes, %d stages give %zu", v->block_n,
+                         staged, v->stages, l.bar_off);
+                return 0;
+            }
+        }
         int need = act16_need_regs(v), have = act16_consumer_regs(v);
         if (need > have) {
             snprintf(why, n,
                      "needs ~%d registers per consumer thread (%d accumulators), %d consumer "
-                     "warpgroups allow %d",
-                     need, v->block_n / 2, v->block_m / 64, have);
+                     "warpgroups allow %d%s",
+                     need, act16_wide(v) ? v->block_n : v->block_n / 2,
+                     act16_wide(v) ? 2 : v->block_m / 64, have,
+                     act16_wide(v) ? " (two halves of 128 rows, the producer's registers given "
+                                     "to them)" : "");
             return 0;
         }
         return 1;
@@ -392,6 +435,11 @@ static int sm90_params(const nvfp4jit_variant *v, tmpl_param *p, int cap) {
         PARAM("PREP_TAB_GROUPS", NJ_PREP_TAB_GROUPS);
         PARAM("PREP_TAB_BYTES", sizeof(nj_prep_tab));
         PARAM("MIN_CTAS", sm90_ctas_per_sm(v));
+        PARAM("CW_ROWS", act16_wide(v) ? 128 : 64);
+        PARAM("PRODUCER_REGS", act16_wide(v) ? ACT16_WIDE_PRODUCER_REGS : 0);
+        PARAM("CONSUMER_REGS", act16_wide(v) ? act16_wide_consumer_regs() : 0);
+        /* src/jit.c: compiled whole-program (NVRTC -dlto, nvJitLink -lto) where 1 */
+        PARAM("WHOLE_PROGRAM", act16_wide(v));
         /* the ring unrolled with constant slots (act16 not listed in ring_fallback):
          * src/jit.c falls back to 0 where ptxas serialises its wgmma pipeline or it spills
          * all the same */

@@ -147,6 +147,9 @@ int sm90_ring_unrolled(const nvfp4jit_variant *v);
 /* 1 if v's tile and stages are in the table of variants whose unrolled ring degrades: the
  * act16 one (act16p_only 0, which act16p uses too) or act16p's own (1); compile.ring_table */
 int sm90_ring_listed(const nvfp4jit_variant *v, int act16p_only);
+/* act16's wide form (BLOCK_M 256, BLOCK_N > 64: two consumer warpgroups of 128 rows, a producer
+ * warpgroup, setmaxnreg; src/fam_sm90.c act16_wide) */
+int sm90_act16_wide(const nvfp4jit_variant *v);
 
 /* act16sk's static schedule, data-parallel waves then stream-K (fam_sm90.c, where it is
  * described): into units, 8 int32 per unit {group, weight tile, token tile, s0, s1, nfix,

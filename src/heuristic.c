@@ -222,6 +222,11 @@ static void rank_emit(const nvfp4jit_variant *v, void *u) {
      * tile by up to 13 % (H100, bench1 at 128x96), elsewhere it is act16p's schedule, and this
      * model's error between tiles is larger than the gain (bench/RESULTS.md 2026-12-06) */
     if (v->strategy == NVFP4JIT_STRATEGY_ACT16SK) return;
+    /* act16's wide form (two consumer warpgroups of 128 rows; family.h sm90_act16_wide) is not
+     * ranked either until it has been timed on a GPU against the tiles this model picks
+     * (issue 13 part 4, bench/RESULTS.md 2026-12-08): this model does not know its costs (its
+     * estimate put it first on bench2, prefill8-up, skewed8-up and single-large) */
+    if (v->arch == NVFP4JIT_ARCH_SM90A && sm90_act16_wide(v)) return;
     if (!cand_ok(a, v)) return;
     if (a->count == a->cap) {
         size_t cap = a->cap ? a->cap * 2 : 256;

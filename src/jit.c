@@ -278,14 +278,14 @@ static void degraded(const nvrtc_result *r, char *why, size_t n) {
  * the top of the log saying why; if it fails to compile, the primary stays, with a note (and
  * the failure only on the context's warnings). */
 static nvfp4jit_status compile_fallback(nvfp4jit_ctx *ctx, const char *prog, const char *arch,
-                                        const char *why, nj_buf *alt, nj_buf *source,
+                                        int lto, const char *why, nj_buf *alt, nj_buf *source,
                                         nvrtc_result *r) {
     nvrtc_result f;
     nvrtc_result_init(&f);
     /* a failure here is not the caller's: its message must not replace the context's */
     char *saved = ctx->msg ? malloc(NJ_MSG_CAP) : NULL;
     if (saved) memcpy(saved, ctx->msg, NJ_MSG_CAP);
-    nvfp4jit_status s = nvrtc_compile(ctx, alt->data, prog, arch, &f);
+    nvfp4jit_status s = nvrtc_compile(ctx, alt->data, prog, arch, lto, &f);
     if (s != NVFP4JIT_OK && saved) memcpy(ctx->msg, saved, NJ_MSG_CAP);
     free(saved);
     nj_buf note;
@@ -373,7 +373,7 @@ nvfp4jit_status nj_jit_get(nvfp4jit_ctx *ctx, const nj_jit_req *req, nj_module *
     nj_buf_init(&keybuf);
     int oom = req->key_kind ? nj_buf_printf(&keytext, "kind=%s\n", req->key_kind) : 0;
     oom |= nj_buf_printf(&keytext, "format=%d\nkernel=%s\n", NJ_CACHE_FORMAT, req->kernel_name);
-    oom |= nvrtc_key_text(req->arch_name, &keytext);
+    oom |= nvrtc_key_text(req->arch_name, req->lto, &keytext);
     oom |= nj_buf_append(&keybuf, keytext.data, keytext.len);
     oom |= nj_buf_append(&keybuf, k->source.data, k->source.len);
     if (oom) {
@@ -394,7 +394,7 @@ nvfp4jit_status nj_jit_get(nvfp4jit_ctx *ctx, const nj_jit_req *req, nj_module *
         nvrtc_result_init(&r);
         char prog[128];
         snprintf(prog, sizeof prog, "%s.cu", req->stem);
-        s = nvrtc_compile(ctx, k->source.data, prog, req->arch_name, &r);
+        s = nvrtc_compile(ctx, k->source.data, prog, req->arch_name, req->lto, &r);
         /* the GEMM's own numbers (the spill check below, the resources): not the prep's */
         if (s == NVFP4JIT_OK) nvrtc_parse_resources(r.log.data, req->kernel_name, &r.res);
         if (s != NVFP4JIT_OK) {
@@ -413,7 +413,7 @@ nvfp4jit_status nj_jit_get(nvfp4jit_ctx *ctx, const nj_jit_req *req, nj_module *
         if (req->fallback) degraded(&r, why, sizeof why);
         if (forced && !why[0]) snprintf(why, sizeof why, "forced (test hook)");
         if (why[0]) {
-            s = compile_fallback(ctx, prog, req->arch_name, why, &alt, &k->source, &r);
+            s = compile_fallback(ctx, prog, req->arch_name, req->lto, why, &alt, &k->source, &r);
             if (s != NVFP4JIT_OK) {
                 nvrtc_result_free(&r);
                 nj_buf_free(&keytext);
@@ -429,6 +429,27 @@ nvfp4jit_status nj_jit_get(nvfp4jit_ctx *ctx, const nj_jit_req *req, nj_module *
         nvrtc_parse_resources(k->log.data, k->fn_name, &k->res); /* (a fallback's log) */
         k->res.compile_ms = nj_now_ms() - t0;
         k->res.from_cache = 0;
+    }
+    /* setmaxnreg (act16's wide form): the producer warpgroup's .dec must free what the
+     * consumers' .inc take, or .inc waits forever (USETMAXREG.TRY_ALLOC loops). The pool is the
+     * registers at entry (ptxas' count) times the threads; it must hold 128 producer threads at
+     * PRODUCER_REGS and the others at CONSUMER_REGS (a cached cubin is checked too: the
+     * cache directory is untrusted input). */
+    long long preg = 0, creg = 0;
+    for (int i = 0; i < req->nparams; i++) {
+        if (!strcmp(req->params[i].name, "PRODUCER_REGS")) preg = req->params[i].ival;
+        if (!strcmp(req->params[i].name, "CONSUMER_REGS")) creg = req->params[i].ival;
+    }
+    if (preg > 0 && creg > 0 &&
+        (long long)k->res.registers * req->threads < 128 * preg + (req->threads - 128LL) * creg) {
+        nvfp4jit_status bad = nj_fail(ctx, NVFP4JIT_ERR_COMPILE,
+                                      "%s: %d registers per thread at entry do not cover the "
+                                      "setmaxnreg split (128 threads at %lld, %d at %lld)",
+                                      req->what, k->res.registers, preg, req->threads - 128, creg);
+        nj_buf_free(&keytext);
+        nj_buf_free(&alt);
+        module_free(k);
+        return bad;
     }
     k->res.threads = req->threads;
     k->res.shared_dynamic_bytes = req->dyn_smem;
@@ -474,6 +495,9 @@ nvfp4jit_status nj_jit_variant(nvfp4jit_ctx *ctx, const nvfp4jit_variant *v, nj_
         .threads = f->threads(v),
         .dyn_smem = (int)f->dyn_smem(v),
     };
+    /* compiled whole-program where the family asks (src/compile.c: setmaxnreg) */
+    for (int i = 0; i < req.nparams; i++)
+        if (strcmp(p[i].name, "WHOLE_PROGRAM") == 0) req.lto = p[i].ival != 0;
     /* act16's ring unrolled with constant slots (RING_UNROLL=1): where ptxas serialises its
      * wgmma pipeline, the ring with the slot in a register instead (templates/sm90a_act16.cuh) */
     tmpl_param fb[48];

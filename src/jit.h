@@ -80,6 +80,7 @@ typedef struct nj_jit_req {
     const char *prep_name;     /* a second entry point loaded with it, or NULL */
     const char *key_kind;      /* NULL, or a "kind=<x>" line that keeps these keys apart */
     int threads, dyn_smem;     /* what the launch uses (reported in the resources) */
+    int lto;                   /* compile whole-program (src/compile.c): the WHOLE_PROGRAM param */
 } nj_jit_req;
 
 /* Test hook: when non-zero, the next compile of a request with a fallback takes its primary

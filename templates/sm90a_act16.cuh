@@ -11,8 +11,9 @@
 % -- Roles: warpgroups 0..BLOCK_M/64-1 consume, each owns 64 weight rows (one m64 wgmma) and all
 % -- BLOCK_N token columns; the last warp is the producer (one thread issues the TMA tensor copies
 % -- into a ring of STAGES stages, full/empty mbarriers per stage). A producer warp rather than
-% -- a warpgroup: setmaxnreg is ignored by ptxas when it compiles PTX for nvJitLink (C7504), so
-% -- every thread gets the same share of the register file and a small producer costs least.
+% -- a warpgroup: without setmaxnreg every thread gets the same share of the register file, and
+% -- a small producer costs least. The wide form (CW_ROWS 128, below) has a producer warpgroup
+% -- that gives its registers to the consumers with setmaxnreg.
 % --
 % -- k permutation. A sum over k may visit k in any order as long as both operands use the same
 % -- one. Thread lane l (t = l % 4) of a consumer warp must hold, for wgmma step s (16 k) of a
@@ -52,8 +53,18 @@
 % local SK = (STRATEGY == 3)
 % local TILE_LOOP = PERSIST and "  for (int ti = blockIdx.x; ti < num_tiles; ti += gridDim.x) {"
 %             or "  { const int ti = blockIdx.x; (void)num_tiles;"
-% local WG = BLOCK_M // 64
+% -- Consumer warpgroups: WG of CW_ROWS weight rows each. CW_ROWS 64: one m64 wgmma per k16 step;
+% -- 128 ("wide", act16 at BLOCK_M 256 and BLOCK_N > 64: src/fam_sm90.c act16_wide): two m64
+% -- halves per warpgroup, each its own accumulators (ACC per thread) and fragment buffer. The
+% -- wide form's producer is a warpgroup that gives its registers to the consumers
+% -- (setmaxnreg.dec to PRODUCER_REGS, the consumers .inc to CONSUMER_REGS; ptxas keeps
+% -- setmaxnreg only when it compiles the whole program: src/compile.c's LTO path,
+% -- WHOLE_PROGRAM); the narrow form's producer is one warp (every thread keeps the same share).
+% local HALVES = CW_ROWS // 64
+% local WG = BLOCK_M // CW_ROWS
 % local ACC = BLOCK_N // 2
+% local PWG = PRODUCER_REGS > 0
+% if HALVES ~= 1 and (PERSIST or not PWG) then error("CW_ROWS 128: act16 with a producer warpgroup only") end
 % -- 128-row scale blocks a weight tile touches (it starts at 0 or 64 inside a block; fam_sm90.c)
 % local SFB_BLK = ((BLOCK_M % 128 == 0 and 0 or 64) + BLOCK_M + 127) // 128
 % -- The shared-memory layout is the host's (src/fam_sm90.c act16_layout, the SMEM_* parameters);
@@ -544,7 +555,7 @@ static __device__ __forceinline__ void wgmma_rs(float *d, const u32 *a, u64 db) 
 }
 static __device__ __forceinline__ void fence_acc(float *d) {
 #pragma unroll
-  for (int i = 0; i < ${ACC}; i++) asm volatile("" : "+f"(d[i]) :: "memory");
+  for (int i = 0; i < ${ACC * HALVES}; i++) asm volatile("" : "+f"(d[i]) :: "memory");
 }
 static __device__ __forceinline__ void fence_regs(u32 *r) {
 #pragma unroll
@@ -591,6 +602,7 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
     if ((int)blockIdx.x >= num_tiles) return;
 % end
   }
+% -- (wg == WG: the producer warp; the wide form's producer warpgroup)
   const int tid = threadIdx.x, wg = tid / 128;   // wg == ${WG}: the producer warp
   const u32 full0 = smem_u32(smem + ${BAR_OFF}), empty0 = full0 + ${8 * STAGES};
   if (tid == 0) {
@@ -629,6 +641,11 @@ ${KERNEL_NAME}(const unsigned char *__restrict__ blob, const MoeArgs moe) {
 
   if (wg == ${WG}) {
     // ---- producer ----
+% if PWG then
+    // the whole producer warpgroup gives its registers back (PTX ISA "setmaxnreg": every warp
+    // of the warpgroup executes it); one thread then issues the copies
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 ${PRODUCER_REGS};\n" ::: "memory");
+% end
     if (tid == ${WG * 128}) {
       const u32 base = smem_u32(smem);
       int it = 0;
@@ -758,8 +775,13 @@ ${TILE_LOOP}
   }
 
   // ---- consumers ----
+% if PWG then
+  // the registers the producer warpgroup gave back (it ran setmaxnreg.dec; .inc waits for them)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 ${CONSUMER_REGS};\n" ::: "memory");
+% end
   const int cw = wg, warp = (tid % 128) / 32, lane = tid % 32, t = lane % 4;
-  const int lr0 = cw * 64 + warp * 16 + lane / 4;   // local weight rows lr0 and lr0 + 8
+% -- (the wide form: and 64 rows further for the second half)
+  const int lr0 = cw * ${CW_ROWS} + warp * 16 + lane / 4;   // local weight rows lr0 and lr0 + 8
   const u32 woff0 = lr0 * ${W_ROW} + t * 8, woff1 = woff0 + 8 * ${W_ROW};
   u32 afr0[16], afr1[16];   // fragment registers of even and odd k-tiles
   // The ring position of the next stage, carried across tiles and advanced by a compare (no
@@ -816,19 +838,28 @@ ${TILE_LOOP}
     nk = (int)__reduce_min_sync(0xFFFFFFFFu, (unsigned)(groups[tile.group].k / 64));
 % end
   }
+% if HALVES == 1 then
   u32 soff[2];
 #pragma unroll
   for (int i = 0; i < 2; i++) {
     const int gr = x0 + lr0 + 8 * i, r = gr % 128;
+% else
+  u32 soff[4];   // rows lr0 + 8 i + 64 h at [2 h + i]
+#pragma unroll
+  for (int i = 0; i < 4; i++) {
+    const int gr = x0 + lr0 + 8 * (i % 2) + 64 * (i / 2), r = gr % 128;
+% end
     soff[i] = (gr / 128 - x0 / 128) * ${KSUB * 512} + (r % 32) * 16 + (r / 32) * 4 + t;
   }
-  float acc[${ACC}];
+% -- (the wide form's half h at acc + h * ACC)
+  float acc[${ACC * HALVES}];
 #pragma unroll
-  for (int i = 0; i < ${ACC}; i++) acc[i] = 0.f;
+  for (int i = 0; i < ${ACC * HALVES}; i++) acc[i] = 0.f;
 
   // One 64-k block j of the current stage: decode this thread's weights into fragment
   // registers, four wgmma steps, then wait for the previous block's wgmma group.
   // (sl: the stage's ring slot; a constant where the ring is unrolled)
+% if HALVES == 1 then
   auto block_at = [&](int sl, int j, u32 *afr, bool reg_slot) {
     const unsigned char *w = smem + ${W_OFF} + sl * ${W_BYTES} + j * 32;
     const unsigned char *sf = smem + ${SF_OFF} + sl * ${SF_BYTES} + j * 512;
@@ -859,6 +890,48 @@ ${TILE_LOOP}
     wgmma_wait<1>();
     fence_regs(afr);
   };
+% else
+  // Wide (two halves): half h of the block decodes into fragment buffer h and commits its own
+  // wgmma group; the wait after it leaves only that group in flight, so the other buffer
+  // (read by the other half's previous group) is free when it is decoded into next. afr is
+  // then unused (each call uses both buffers).
+  auto block_at = [&](int sl, int j, u32 *afr, bool reg_slot) {
+    const unsigned char *w = smem + ${W_OFF} + sl * ${W_BYTES} + j * 32;
+    const unsigned char *sf = smem + ${SF_OFF} + sl * ${SF_BYTES} + j * 512;
+    // a constant slot: the ring's descriptor plus a constant; a slot in a register: built from
+    // the stage's address (tests/lint_ptx.c traces the address; ptxas builds either in uniform
+    // registers)
+    const u64 tok = reg_slot ? desc_of(tok0 + sl * ${TOK_BYTES} + j * ${TOK_SUB})
+                             : tok_desc + (u32)(sl * ${TOK_BYTES // 16} + j * ${TOK_SUB // 16});
+    (void)afr;
+% for h = 0, 1 do
+%   local FR = h == 0 and "afr0" or "afr1"
+    {
+    const uint2 q0 = *(const uint2 *)(w + woff0 + ${h * 64 * W_ROW}), q1 = *(const uint2 *)(w + woff1 + ${h * 64 * W_ROW});
+    const u32 s0 = scale_f16x2(sf[soff[${2 * h}]]), s1 = scale_f16x2(sf[soff[${2 * h + 1}]]);
+    u32 p0[8], p1[8];
+    dec8(q0.x, s0, p0); dec8(q0.y, s0, p0 + 4);
+    dec8(q1.x, s1, p1); dec8(q1.y, s1, p1 + 4);
+    // pair q of row i -> step q/2, register 2*(q%2) + i (a0: row, k 2t; a1: row+8, k 2t;
+    // a2: row, k 2t+8; a3: row+8, k 2t+8)
+#pragma unroll
+    for (int qq = 0; qq < 8; qq++) {
+      ${FR}[4 * (qq / 2) + 2 * (qq % 2)] = p0[qq];
+      ${FR}[4 * (qq / 2) + 2 * (qq % 2) + 1] = p1[qq];
+    }
+    fence_regs(${FR});
+    fence_acc(acc);
+    wgmma_fence();
+#pragma unroll
+    for (int s = 0; s < 4; s++) wgmma_rs(acc + ${h * ACC}, ${FR} + 4 * s, tok + 2 * s);   // 32 bytes per step
+    wgmma_commit();
+    fence_acc(acc);
+    wgmma_wait<1>();
+    fence_regs(${FR});
+    }
+% end
+  };
+% end
   // Lane 0 releases the previous stage for its warp once the wait in the block after it
   // completed that stage's last wgmma group: the warp's reads of that stage (its tile_of word
   // among them) are ordered before the arrive (racecheck flagged the act16p end marker's
@@ -1088,24 +1161,38 @@ ${TILE_LOOP}
     // transposed: shared row = token, 8 consecutive weights (16 bytes). Matrices: (j, h = 0),
     // (j, h = 1), (j + 1, 0), (j + 1, 1) for token block j and weight half h.
     const u32 cs = smem_u32(smem);
+% -- (the wide form: each half's fragment, 64 weight rows further)
+% for h = 0, HALVES - 1 do
+%   local ACCV = HALVES == 1 and "acc" or "acc_h"
+%   if HALVES == 1 then
     const u32 sa = cs + ((lane & 7) + 8 * (lane >> 4)) * ${C_PITCH} + (cw * 64 + warp * 16 + 8 * ((lane >> 3) & 1)) * 2;
+%   else
+  {
+    const float *acc_h = acc + ${h * ACC};
+    const u32 sa = cs + ((lane & 7) + 8 * (lane >> 4)) * ${C_PITCH} +
+                   (cw * ${CW_ROWS} + ${h * 64} + warp * 16 + 8 * ((lane >> 3) & 1)) * 2;
+%   end
 #pragma unroll
     for (int j = 0; j + 1 < ${BLOCK_N // 8}; j += 2) {
-      const u32 r0 = f32x2_to_f16x2(acc[4 * j] * S, acc[4 * j + 1] * S);
-      const u32 r1 = f32x2_to_f16x2(acc[4 * j + 2] * S, acc[4 * j + 3] * S);
-      const u32 r2 = f32x2_to_f16x2(acc[4 * j + 4] * S, acc[4 * j + 5] * S);
-      const u32 r3 = f32x2_to_f16x2(acc[4 * j + 6] * S, acc[4 * j + 7] * S);
+      const u32 r0 = f32x2_to_f16x2(${ACCV}[4 * j] * S, ${ACCV}[4 * j + 1] * S);
+      const u32 r1 = f32x2_to_f16x2(${ACCV}[4 * j + 2] * S, ${ACCV}[4 * j + 3] * S);
+      const u32 r2 = f32x2_to_f16x2(${ACCV}[4 * j + 4] * S, ${ACCV}[4 * j + 5] * S);
+      const u32 r3 = f32x2_to_f16x2(${ACCV}[4 * j + 6] * S, ${ACCV}[4 * j + 7] * S);
       asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};"
                    :: "r"(sa + j * ${8 * C_PITCH}), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
     }
 % if (BLOCK_N // 8) % 2 == 1 then
     {
       const int j = ${BLOCK_N // 8 - 1};   // the last token block: .x2 (lanes 0 .. 15's addresses)
-      const u32 r0 = f32x2_to_f16x2(acc[4 * j] * S, acc[4 * j + 1] * S);
-      const u32 r1 = f32x2_to_f16x2(acc[4 * j + 2] * S, acc[4 * j + 3] * S);
+      const u32 r0 = f32x2_to_f16x2(${ACCV}[4 * j] * S, ${ACCV}[4 * j + 1] * S);
+      const u32 r1 = f32x2_to_f16x2(${ACCV}[4 * j + 2] * S, ${ACCV}[4 * j + 3] * S);
       asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1, %2};"
                    :: "r"(sa + j * ${8 * C_PITCH}), "r"(r0), "r"(r1) : "memory");
     }
+% end
+%   if HALVES > 1 then
+  }
+%   end
 % end
     asm volatile("bar.sync 1, ${WG * 128};" ::: "memory");
     // C rows are 16-byte aligned (N % 8 == 0, C aligned to 16): each thread copies 16-byte
@@ -1126,6 +1213,7 @@ ${TILE_LOOP}
     }
   }
 % else
+% if HALVES ~= 1 then error("the wide form stores C through shared memory (src/fam_sm90.c act16_wide_staged)") end
   const int wr = x0 + cw * 64 + warp * 16 + lane / 4;
 #pragma unroll
   for (int j = 0; j < ${BLOCK_N // 8}; j++) {

@@ -59,7 +59,7 @@ static const char probe_src[] =
 
 static int emu_probe_compile(nvfp4jit_ctx *ctx, const char *arch, nvrtc_result *r) {
     nvrtc_result_init(r);
-    return nvrtc_compile(ctx, probe_src, "tma_probe.cu", arch, r) == NVFP4JIT_OK ? 0 : -1;
+    return nvrtc_compile(ctx, probe_src, "tma_probe.cu", arch, 0, r) == NVFP4JIT_OK ? 0 : -1;
 }
 
 typedef struct pmap {

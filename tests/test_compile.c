@@ -253,19 +253,21 @@ static void t_ring_table(void) {
         if (ap && listed_p++ % 8) continue;
         listed++;
         tmpl_param p[48];
-        int np = nj_variant_params(v, p, 48), found = 0;
-        for (int j = 0; j < np; j++)
+        int np = nj_variant_params(v, p, 48), found = 0, lto = 0;
+        for (int j = 0; j < np; j++) {
             if (!strcmp(p[j].name, "RING_UNROLL")) {
                 p[j].ival = 1;
                 found = 1;
             }
+            if (!strcmp(p[j].name, "WHOLE_PROGRAM")) lto = (int)p[j].ival; /* (as src/jit.c) */
+        }
         CHECK(found);
         nj_buf src;
         nj_buf_init(&src);
         REQUIRE(tmpl_render(ctx, f->template_name, p, np, &src) == NVFP4JIT_OK);
         nvrtc_result r;
         nvrtc_result_init(&r);
-        CHECKF(nvrtc_compile(ctx, src.data, "ring_table.cu", f->arch_name, &r) == NVFP4JIT_OK, "%s",
+        CHECKF(nvrtc_compile(ctx, src.data, "ring_table.cu", f->arch_name, lto, &r) == NVFP4JIT_OK, "%s",
                name);
         int degraded = (r.log.data && strstr(r.log.data, "wgmma.mma_async instructions are serialized")) ||
                        r.res.spill_store_bytes > 0 || r.res.spill_load_bytes > 0;
@@ -652,7 +654,7 @@ static void t_layout_drift(void) {
         REQUIRE(tmpl_render(ctx, f->template_name, p, n, &src) == NVFP4JIT_OK);
         nvrtc_result r;
         nvrtc_result_init(&r);
-        nvfp4jit_status st = nvrtc_compile(ctx, src.data, "drift.cu", f->arch_name, &r);
+        nvfp4jit_status st = nvrtc_compile(ctx, src.data, "drift.cu", f->arch_name, 0, &r);
         const char *log = nvfp4jit_last_error(ctx);
         CHECKF(st == NVFP4JIT_ERR_COMPILE && strstr(log, "static assertion failed") &&
                    strstr(log, cases[i].want),
@@ -664,7 +666,87 @@ static void t_layout_drift(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
+/* Replace every `from` in file path by `to` (the same length); 0 if it was there. */
+static int swap_text(const char *path, const char *from, const char *to, nj_buf *out) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    static char b[1 << 20];
+    size_t n = fread(b, 1, sizeof b - 1, f);
+    fclose(f);
+    b[n] = '\0';
+    int hit = 0;
+    for (char *q = strstr(b, from); q; q = strstr(q + 1, from)) {
+        memcpy(q, to, strlen(to));
+        hit = 1;
+    }
+    if (!hit || !(f = fopen(path, "wb"))) return -1;
+    fwrite(b, 1, n, f);
+    fclose(f);
+    if (out) nj_buf_set(out, b, n);
+    return 0;
+}
+
+/* act16's wide form (setmaxnreg): a module whose register count at entry does not cover the
+ * producer/consumer split (its consumers' setmaxnreg.inc would wait forever on the GPU) is
+ * refused with a message, here from a cache entry that says 160 registers (its log and
+ * manifest rewritten, checksums and all: the cache directory is untrusted input). Without the
+ * check (src/jit.c) the entry loads. */
+static void t_setmaxnreg_guard(void) {
+    char *dir = strdup(tu_tmpdir());
+    REQUIRE(dir);
+    nvfp4jit_ctx *ctx = mk(dir);
+    REQUIRE(ctx);
+    nvfp4jit_variant v;
+    REQUIRE(nvfp4jit_variant_parse("sm90a:256x96x64:s3:swap:act16", &v) == NVFP4JIT_OK);
+    nvfp4jit_kernel *k = NULL;
+    REQUIRE(nvfp4jit_compile(ctx, &v, &k) == NVFP4JIT_OK && k);
+    nvfp4jit_resources r;
+    REQUIRE(nvfp4jit_kernel_resources(k, &r) == NVFP4JIT_OK);
+    CHECKF(r.registers == 168 && r.threads == 384, "%d registers, %d threads", r.registers,
+           r.threads);
+    const void *pd;
+    size_t pn;
+    REQUIRE(nvfp4jit_kernel_artifact(k, NVFP4JIT_ARTIFACT_CACHE_PATH, &pd, &pn) == NVFP4JIT_OK);
+    char entry[4096], path[4200], line[256], fixed[256];
+    snprintf(entry, sizeof entry, "%s", (const char *)pd);
+    nvfp4jit_ctx_destroy(ctx);
+    nj_buf log;
+    nj_buf_init(&log);
+    snprintf(path, sizeof path, "%s/log.txt", entry);
+    REQUIRE(swap_text(path, "Used 168 registers", "Used 160 registers", &log) == 0);
+    /* the manifest: its registers line and log.txt's checksum */
+    snprintf(path, sizeof path, "%s/manifest.txt", entry);
+    FILE *f = fopen(path, "rb");
+    REQUIRE(f);
+    static char man[1 << 16];
+    size_t mn = fread(man, 1, sizeof man - 1, f);
+    fclose(f);
+    man[mn] = '\0';
+    char *lf = strstr(man, "file log.txt ");
+    REQUIRE(lf);
+    size_t ll = strcspn(lf, "\n");
+    snprintf(line, sizeof line, "%.*s", (int)ll, lf);
+    snprintf(fixed, sizeof fixed, "file log.txt %zu %016llx", log.len,
+             (unsigned long long)nj_hash64(log.data, log.len));
+    REQUIRE(strlen(fixed) == ll);
+    REQUIRE(swap_text(path, line, fixed, NULL) == 0);
+    REQUIRE(swap_text(path, "registers = 168", "registers = 160", NULL) == 0);
+    nj_buf_free(&log);
+    ctx = mk(dir);
+    REQUIRE(ctx);
+    k = NULL;
+    nvfp4jit_status st = nvfp4jit_compile(ctx, &v, &k);
+    CHECKF(st == NVFP4JIT_ERR_COMPILE && k == NULL &&
+               strstr(nvfp4jit_last_error(ctx), "do not cover the setmaxnreg split"),
+           "status %d: %s", (int)st, nvfp4jit_last_error(ctx));
+    printf("  %s\n", nvfp4jit_last_error(ctx));
+    nvfp4jit_ctx_destroy(ctx);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 const test_case tests_compile[] = {
+    {"setmaxnreg_guard", t_setmaxnreg_guard},
     {"sm90_matrix", t_sm90_matrix},
     {"act16_occupancy", t_act16_occupancy},
     {"ring_unroll", t_ring_unroll},

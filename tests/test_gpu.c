@@ -155,6 +155,12 @@ static void gpu_variant_sweep(void) {
         /* unrolled rings (the rest: 0..5 stages after the rounds, by K and STAGES) */
         {128, 24, 128, 6, 1, 1}, {128, 24, 128, 5, 1, 1}, {128, 24, 256, 4, 1, 1},
         {192, 96, 128, 4, 1, 1}, {128, 128, 128, 4, 1, 1},
+        /* act16's wide form (BLOCK_M 256, BLOCK_N > 64: two consumer warpgroups of two m64
+         * halves, a producer warpgroup, setmaxnreg): an unrolled ring at BLOCK_K 64, BLOCK_K
+         * 128 and 256 (partial last stages), BLOCK_N 72 (an odd number of 8-token blocks: the
+         * staged C's .x2 stmatrix), the ring in a register (s3 at BLOCK_K 64: a partial round) */
+        {256, 128, 64, 6, 1, 1}, {256, 96, 128, 4, 1, 1}, {256, 72, 256, 2, 1, 1},
+        {256, 96, 64, 3, 1, 1},
         /* act16p: 256 tiles here, so the 132 persistent CTAs take one or two tiles each and
          * the ring's stages and phases run on across tiles and groups */
         {64, 8, 64, 2, 1, 2},    {64, 24, 64, 3, 1, 2},   {128, 128, 64, 4, 1, 2},

@@ -810,7 +810,7 @@ static void t_seed(void) {
     REQUIRE(ctx);
     nvrtc_result r;
     nvrtc_result_init(&r);
-    nvfp4jit_status st = nvrtc_compile(ctx, text, "seed_sm100a.cu", "sm_100a", &r);
+    nvfp4jit_status st = nvrtc_compile(ctx, text, "seed_sm100a.cu", "sm_100a", 0, &r);
     CHECKF(st == NVFP4JIT_OK, "seed: %.400s", nvfp4jit_last_error(ctx));
     nvfp4jit_variant fv = {NVFP4JIT_ARCH_SM100A, 128, 64, 256, 6, 0, 0};
     nvfp4jit_kernel *k = NULL;
@@ -885,7 +885,7 @@ out:
  * pipeline lost its overlap on the GPU (bench3 26 -> 30 us, tensor pipe 79 -> 58 % busy; H100,
  * bench/RESULTS.md 2026-12-07). @return 0, -1 if the disassembler failed. */
 static int sass_wgmma(const char *disasm, const void *cubin, size_t n, int *hgmma, int *arrive,
-                      int *bad_n, int *first_bad_n, const int *widths, int nw) {
+                      int *bad_n, int *first_bad_n, const int *widths, int nw, int *setmaxnreg) {
     const char *dir = tu_tmpdir();
     char path[4096], cmd[8400];
     snprintf(path, sizeof path, "%s/k.cubin", dir);
@@ -898,7 +898,7 @@ static int sass_wgmma(const char *disasm, const void *cubin, size_t n, int *hgmm
     int rc = tu_run(cmd, out, sizeof out);
     tu_rmtree(dir);
     if (rc) return -1;
-    *hgmma = *arrive = *bad_n = *first_bad_n = 0;
+    *hgmma = *arrive = *bad_n = *first_bad_n = *setmaxnreg = 0;
     int in_fn = 0;
     for (char *l = out; l && *l;) {
         char *nl = strchr(l, '\n');
@@ -921,6 +921,8 @@ static int sass_wgmma(const char *disasm, const void *cubin, size_t n, int *hgmm
             int m = 0, nn = 0, k = 0;
             if (!strncmp(s, "WARPGROUP.ARRIVE", 16)) {
                 (*arrive)++;
+            } else if (!strncmp(s, "USETMAXREG", 10)) {
+                (*setmaxnreg)++;
             } else if (sscanf(s, "HGMMA.%dx%dx%d", &m, &nn, &k) == 3) {
                 (*hgmma)++;
                 int ok = 0;
@@ -946,7 +948,9 @@ static void t_sm90a_wgmma_groups(void) {
         "sm90a:128x128x128:s4:swap:act16", "sm90a:192x128x64:s6:swap:act16",
         "sm90a:128x96x128:s4:swap:act16",  "sm90a:128x24x128:s6:swap:act16",
         "sm90a:192x96x128:s4:swap:act16",  "sm90a:128x128x64:s4:swap:act16p",
-        "sm90a:128x128x128:s4:swap:act16sk", "sm90a:128x24x256:s3:swap:act16"};
+        "sm90a:128x128x128:s4:swap:act16sk", "sm90a:128x24x256:s3:swap:act16",
+        /* the wide form (two m64 halves per consumer warpgroup, a group each) */
+        "sm90a:256x128x64:s6:swap:act16",   "sm90a:256x96x256:s2:swap:act16"};
     for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
         nvfp4jit_variant v;
         REQUIRE(nvfp4jit_variant_parse(vs[i], &v) == NVFP4JIT_OK);
@@ -958,12 +962,63 @@ static void t_sm90a_wgmma_groups(void) {
         size_t n;
         REQUIRE(nvfp4jit_kernel_artifact(k, NVFP4JIT_ARTIFACT_CUBIN, &cubin, &n) == NVFP4JIT_OK);
         int widths[4] = {v.block_n, 0, 0, 0}, nw = 1;
-        int hg = 0, ar = 0, bad = 0, bad_n = 0;
-        REQUIRE(sass_wgmma(disasm, cubin, n, &hg, &ar, &bad, &bad_n, widths, nw) == 0);
+        int hg = 0, ar = 0, bad = 0, bad_n = 0, smr = 0;
+        REQUIRE(sass_wgmma(disasm, cubin, n, &hg, &ar, &bad, &bad_n, widths, nw, &smr) == 0);
         printf("  %-36s HGMMA %4d  WARPGROUP.ARRIVE %3d\n", vs[i], hg, ar);
         CHECKF(hg > 0 && hg == 4 * ar, "%s: %d HGMMA, %d WARPGROUP.ARRIVE (4 per arrive: one "
                "wgmma group per 64-k block)", vs[i], hg, ar);
         CHECKF(bad == 0, "%s: %d HGMMA of N %d, not a width of the variant", vs[i], bad, bad_n);
+    }
+    nvfp4jit_ctx_destroy(ctx);
+}
+
+/* act16's wide form (src/fam_sm90.c act16_wide): its producer warpgroup gives registers to the
+ * consumers with setmaxnreg, which ptxas keeps only when nvJitLink compiles the whole program
+ * (src/compile.c, lto). The library's module has both setmaxnreg in its SASS (USETMAXREG: the
+ * producer's .dec, the consumers' .inc) and no C7504 in its log; the same source through the PTX
+ * path (lto 0, the library's path for every kernel before the wide form) has none and C7504 (the
+ * check fails where the instruction is dropped: every consumer thread would then have the
+ * launch's 168 registers, and ptxas would have allocated for 232). The narrow form has none. */
+static void t_sm90a_setmaxnreg(void) {
+    char disasm[4200];
+    if (!find_disasm(disasm, sizeof disasm))
+        SKIP("skipped: the setmaxnreg check needs nvdisasm or cuobjdump (none in PATH or "
+             "/usr/local/cuda/bin; NVFP4JIT_NVDISASM=path to point at one)");
+    nvfp4jit_ctx *ctx = mk();
+    REQUIRE(ctx);
+    static const struct { const char *v; int want; } cases[] = {
+        {"sm90a:256x96x128:s4:swap:act16", 2}, {"sm90a:256x72x64:s8:swap:act16", 2},
+        {"sm90a:256x64x64:s4:swap:act16", 0},  {"sm90a:128x128x128:s4:swap:act16", 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        nvfp4jit_variant v;
+        REQUIRE(nvfp4jit_variant_parse(cases[i].v, &v) == NVFP4JIT_OK);
+        nvfp4jit_kernel *k = NULL;
+        CHECKF(nvfp4jit_compile(ctx, &v, &k) == NVFP4JIT_OK, "%s: %s", cases[i].v,
+               nvfp4jit_last_error(ctx));
+        if (!k) continue;
+        const void *cubin, *log, *src;
+        size_t n, nl, ns;
+        REQUIRE(nvfp4jit_kernel_artifact(k, NVFP4JIT_ARTIFACT_CUBIN, &cubin, &n) == NVFP4JIT_OK);
+        REQUIRE(nvfp4jit_kernel_artifact(k, NVFP4JIT_ARTIFACT_LOG, &log, &nl) == NVFP4JIT_OK);
+        REQUIRE(nvfp4jit_kernel_artifact(k, NVFP4JIT_ARTIFACT_SOURCE, &src, &ns) == NVFP4JIT_OK);
+        int widths[1] = {v.block_n}, hg, ar, bad, bad_n, smr = -1;
+        REQUIRE(sass_wgmma(disasm, cubin, n, &hg, &ar, &bad, &bad_n, widths, 1, &smr) == 0);
+        printf("  %-34s USETMAXREG %d (want %d)\n", cases[i].v, smr, cases[i].want);
+        CHECKF(smr == cases[i].want && !strstr(log, "C7504"), "%s: %d USETMAXREG, want %d; log:\n%.1500s",
+               cases[i].v, smr, cases[i].want, (const char *)log);
+        if (!cases[i].want) continue;
+        /* the same source through the PTX path */
+        nvrtc_result r;
+        nvrtc_result_init(&r);
+        REQUIRE(nvrtc_compile(ctx, src, "wide_ptx_path.cu", "sm_90a", 0, &r) == NVFP4JIT_OK);
+        int smr0 = -1;
+        REQUIRE(sass_wgmma(disasm, r.cubin.data, r.cubin.len, &hg, &ar, &bad, &bad_n, widths, 1,
+                           &smr0) == 0);
+        printf("  %-34s through the PTX path: USETMAXREG %d, C7504 %s\n", "", smr0,
+               strstr(r.log.data, "C7504") ? "in the log" : "not in the log");
+        CHECKF(smr0 == 0 && strstr(r.log.data, "C7504"), "%s through the PTX path: %d USETMAXREG",
+               cases[i].v, smr0);
+        nvrtc_result_free(&r);
     }
     nvfp4jit_ctx_destroy(ctx);
 }
@@ -977,5 +1032,6 @@ const test_case tests_lint[] = {
     {"sm90a", t_sm90a},
     {"desc_trace", t_desc_trace},
     {"sm90a_wgmma_groups", t_sm90a_wgmma_groups},
+    {"sm90a_setmaxnreg", t_sm90a_setmaxnreg},
     {NULL, NULL},
 };

@@ -177,11 +177,17 @@ static void t_heuristic(void) {
     nvfp4jit_variant *space = calloc(n_all, sizeof *space);
     REQUIRE(space);
     nvfp4jit_variant_space(NVFP4JIT_ARCH_SM90A, space, n_all, &n_all);
-    for (size_t i = 0; i < n_all; i++) n_sk += space[i].strategy == NVFP4JIT_STRATEGY_ACT16SK;
+    size_t n_wide = 0;
+    for (size_t i = 0; i < n_all; i++) {
+        n_sk += space[i].strategy == NVFP4JIT_STRATEGY_ACT16SK;
+        n_wide += sm90_act16_wide(&space[i]);
+    }
     free(space);
-    CHECK(n_sk > 0);
-    /* under the limit every valid variant is ranked but act16sk (opt-in: heuristic.c) */
-    CHECKF(n == n_all - n_sk, "%zu ranked, %zu valid, %zu of them act16sk", n, n_all, n_sk);
+    CHECK(n_sk > 0 && n_wide > 0);
+    /* under the limit every valid variant is ranked but act16sk and act16's wide form (opt-in
+     * until timed: heuristic.c) */
+    CHECKF(n == n_all - n_sk - n_wide, "%zu ranked, %zu valid, %zu of them act16sk, %zu wide", n,
+           n_all, n_sk, n_wide);
     for (size_t i = 0; i < n && i < 64; i++)
         CHECKF(all[i].v.strategy != NVFP4JIT_STRATEGY_ACT16SK, "candidate %zu is act16sk", i);
     nvfp4jit_ctx_destroy(ctx);
