@@ -601,11 +601,17 @@ static void t_sm90a(void) {
         enum { D = 4 };
         static unsigned char seen[4][2][D][512];
         memset(seen, 0, sizeof seen);
+        int wide_k[3] = {0, 0, 0};
         for (size_t i = 0; i < n; i++) {
             const nvfp4jit_variant *v = &vs[i];
             int val[D] = {v->block_m, v->block_n, v->block_k, v->stages};
             int news = 0;
             for (int d = 0; d < D; d++) news += !seen[v->strategy][v->swap_ab][d][val[d] & 511];
+            /* act16's wide form (its own consumer and producer code): one per BLOCK_K */
+            if (sm90_act16_wide(v) && !wide_k[v->block_k / 128]) {
+                wide_k[v->block_k / 128] = 1;
+                news = 1;
+            }
             if (!news) continue;
             pick[i] = 1;
             for (int d = 0; d < D; d++) seen[v->strategy][v->swap_ab][d][val[d] & 511] = 1;
