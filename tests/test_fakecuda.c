@@ -512,6 +512,55 @@ static void t_act16(void) {
     nvfp4jit_ctx_destroy(ctx);
 }
 
+/* act16's wide form (BLOCK_M 256 x BLOCK_N > 64: two consumer warpgroups of 128 rows and a
+ * producer warpgroup, setmaxnreg) on the fake driver, which applies the cubin's launch limits as
+ * a GPU does (its launch bounds, EIATTR_MAX_THREADS, and its registers, EIATTR_REGCOUNT, x the
+ * block's warps within 65536): the plan launches the GEMM with 384 threads, which its cubin
+ * (168 registers, bounds 384) allows. The same kernel launched with 416 threads (two warpgroups
+ * of 64 rows per 128 and a producer warp: the narrow form's count for 256 rows would be 544)
+ * fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: the check sees a host/kernel mismatch. */
+static void t_act16_wide(void) {
+    SETUP();
+    nvfp4jit_ctx *ctx = new_ctx();
+    REQUIRE(ctx);
+    gset s;
+    REQUIRE(gset_make(&s, SHAPES, 3) == 0);
+    fakecuda_stats base = stats();
+    nvfp4jit_variant v;
+    REQUIRE(nvfp4jit_variant_parse("sm90a:256x96x128:s4:swap:act16", &v) == NVFP4JIT_OK);
+    nvfp4jit_plan *p = NULL;
+    REQUIRE(nvfp4jit_plan_create(ctx, NVFP4JIT_ARCH_SM90A, s.g, 3, &v, &p) == NVFP4JIT_OK);
+    long launches = stats().launches;
+    CHECKF(nvfp4jit_plan_run(p, s.g, 3, NULL) == NVFP4JIT_OK, "%s", nvfp4jit_last_error(ctx));
+    fakecuda_stats a = stats();
+    CHECK(a.launches == launches + 2 && !strcmp(a.func, NJ_KERNEL_NAME));
+    CHECKF(a.block[0] == 384 && a.block[1] == 1 && a.grid[0] == 1 * 1 + 2 * 1,
+           "block %u, grid %u", a.block[0], a.grid[0]); /* tiles: 1 (group 0) + 2 (group 2) */
+    nvfp4jit_kernel *k = NULL;
+    REQUIRE(nvfp4jit_compile(ctx, &v, &k) == NVFP4JIT_OK);
+    const void *cubin;
+    size_t cn;
+    REQUIRE(nvfp4jit_kernel_artifact(k, NVFP4JIT_ARTIFACT_CUBIN, &cubin, &cn) == NVFP4JIT_OK);
+    CUmodule mod = NULL;
+    CUfunction fn = NULL;
+    REQUIRE(fk.api->cuModuleLoadData(&mod, cubin) == CUDA_SUCCESS);
+    REQUIRE(fk.api->cuModuleGetFunction(&fn, mod, NJ_KERNEL_NAME) == CUDA_SUCCESS);
+    REQUIRE(fk.api->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                       100000) == CUDA_SUCCESS);
+    unsigned char blob[8] = {0}, moe[sizeof(nj_moe_args)] = {0};
+    void *args[] = {blob, moe};
+    CUresult r416 = fk.api->cuLaunchKernel(fn, 1, 1, 1, 416, 1, 1, 1024, NULL, args, NULL);
+    CUresult r384 = fk.api->cuLaunchKernel(fn, 1, 1, 1, 384, 1, 1, 1024, NULL, args, NULL);
+    printf("  %s: 384 threads: %d, 416 threads: %d\n", NJ_KERNEL_NAME, (int)r384, (int)r416);
+    CHECK(r416 == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES && r384 == CUDA_SUCCESS);
+    CHECK(fk.api->cuModuleUnload(mod) == CUDA_SUCCESS);
+    nvfp4jit_plan_destroy(p);
+    fakecuda_stats e = stats();
+    CHECK(same_live(&base, &e));
+    gset_free(&s);
+    nvfp4jit_ctx_destroy(ctx);
+}
+
 /* ---- MoE ---- */
 typedef struct moe_bufs {
     uint64_t b, sfb, a, sfa, c, off, sfoff;
@@ -1869,6 +1918,7 @@ const test_case tests_fakecuda[] = {
     {"choice_sms", t_choice_sms},
     {"capture", t_capture},
     {"act16", t_act16},
+    {"act16_wide", t_act16_wide},
     {"stale_workspace", t_stale_workspace},
     {"run_limits", t_run_limits},
     {"moe", t_moe},

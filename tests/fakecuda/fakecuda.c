@@ -531,6 +531,8 @@ typedef struct fk_func {
     unsigned psize[256];
     size_t pbytes;
     int max_dyn_smem;
+    int regs;        /* registers per thread (EIATTR_REGCOUNT of .nv.info); 0: unknown */
+    int max_threads; /* threads per block its launch bounds allow (EIATTR_MAX_THREADS); 0: none */
 } fk_func;
 static fk_func *g_funcs;
 
@@ -593,6 +595,74 @@ static int parse_params(const unsigned char *img, size_t size, const char *name,
         return 0;
     }
     return -1;
+}
+
+/* The launch limits a real driver applies from the cubin: the function's register count
+ * (EIATTR_REGCOUNT, 0x2f, in .nv.info: {symbol index, count}, the symbol found by name in
+ * .symtab) and its launch bounds (EIATTR_MAX_THREADS, 0x05, in .nv.info.<name>: x, y, z).
+ * Unknown fields stay 0 (no check). */
+static void parse_limits(const unsigned char *img, size_t size, const char *name, fk_func *f) {
+    if (size < 64 || img[4] != 2 || img[5] != 1) return;
+    uint64_t shoff = rd(img + 0x28, 8);
+    unsigned shentsize = (unsigned)rd(img + 0x3a, 2), shnum = (unsigned)rd(img + 0x3c, 2),
+             shstrndx = (unsigned)rd(img + 0x3e, 2);
+    if (shentsize < 64 || shstrndx >= shnum || shoff > size ||
+        (uint64_t)shnum * shentsize > size - shoff)
+        return;
+#define SEC(i) (img + shoff + (size_t)(i) * shentsize)
+    uint64_t stroff = rd(SEC(shstrndx) + 0x18, 8), strsize = rd(SEC(shstrndx) + 0x20, 8);
+    if (stroff > size || strsize > size - stroff) return;
+    char info_fn[160];
+    snprintf(info_fn, sizeof info_fn, ".nv.info.%s", name);
+    long sym = -1;
+    /* the symbol's index */
+    for (unsigned i = 0; i < shnum && sym < 0; i++) {
+        const unsigned char *sh = SEC(i);
+        if (rd(sh + 4, 4) != 2 /* SHT_SYMTAB */) continue;
+        uint64_t off = rd(sh + 0x18, 8), sz = rd(sh + 0x20, 8), link = rd(sh + 0x28, 4);
+        uint64_t ent = rd(sh + 0x38, 8);
+        if (ent < 24 || off > size || sz > size - off || link >= shnum) continue;
+        uint64_t so = rd(SEC(link) + 0x18, 8), ss = rd(SEC(link) + 0x20, 8);
+        if (so > size || ss > size - so) continue;
+        for (uint64_t k = 0; k < sz / ent; k++) {
+            uint64_t nm = rd(img + off + k * ent, 4);
+            if (nm < ss && strnlen((const char *)img + so + nm, ss - nm) < ss - nm &&
+                !strcmp((const char *)img + so + nm, name)) {
+                sym = (long)k;
+                break;
+            }
+        }
+    }
+    for (unsigned i = 0; i < shnum; i++) {
+        const unsigned char *sh = SEC(i);
+        uint64_t nm = rd(sh, 4), off = rd(sh + 0x18, 8), sz = rd(sh + 0x20, 8);
+        if (nm >= strsize || strnlen((const char *)img + stroff + nm, strsize - nm) == strsize - nm)
+            continue;
+        const char *sn = (const char *)img + stroff + nm;
+        int global = !strcmp(sn, ".nv.info"), own = !strcmp(sn, info_fn);
+        if ((!global && !own) || off > size || sz > size - off) continue;
+        const unsigned char *p = img + off, *end = p + sz;
+        while (end - p >= 2) {
+            unsigned fmt = p[0], attr = p[1];
+            p += 2;
+            size_t vlen = 2;
+            if (fmt == 4) {
+                if (end - p < 2) break;
+                vlen = (size_t)rd(p, 2);
+                p += 2;
+            } else if (fmt < 1 || fmt > 4) {
+                break;
+            }
+            if ((size_t)(end - p) < vlen) break;
+            if (global && fmt == 4 && attr == 0x2f && vlen >= 8 && sym >= 0 &&
+                rd(p, 4) == (uint64_t)sym)
+                f->regs = (int)rd(p + 4, 4);
+            if (own && fmt == 4 && attr == 0x05 && vlen >= 12)
+                f->max_threads = (int)(rd(p, 4) * rd(p + 4, 4) * rd(p + 8, 4));
+            p += vlen;
+        }
+    }
+#undef SEC
 }
 
 FK_API CUresult cuModuleLoadData(CUmodule *m, const void *image) {
@@ -684,6 +754,7 @@ FK_API CUresult cuModuleGetFunction(CUfunction *fn, CUmodule m, const char *name
             snprintf(f->name, sizeof f->name, "%s", name);
             f->max_dyn_smem = 48 * 1024;
             if (parse_params(o->image, o->image_size, name, f) != 0) f->nparams = -1;
+            parse_limits(o->image, o->image_size, name, f);
             f->next = g_funcs;
             g_funcs = f;
         }
@@ -745,6 +816,15 @@ static CUresult do_launch(const char *api, CUfunction fn, unsigned gx, unsigned 
     /* a function of a module loaded in another context */
     if (r == CUDA_SUCCESS && f->mod->ctx != t_cur) r = CUDA_ERROR_INVALID_CONTEXT;
     if (r == CUDA_SUCCESS && smem > (unsigned)f->max_dyn_smem) r = CUDA_ERROR_INVALID_VALUE;
+    /* the cubin's limits: its launch bounds, and its registers (allocated per warp in units of
+     * 256) for every warp of the block within the SM's 65536 */
+    {
+        const uint64_t threads = (uint64_t)bx * by * bz, warps = (threads + 31) / 32;
+        const uint64_t per_warp = ((uint64_t)(f ? f->regs : 0) * 32 + 255) / 256 * 256;
+        if (r == CUDA_SUCCESS && f->max_threads > 0 && threads > (uint64_t)f->max_threads)
+            r = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+        if (r == CUDA_SUCCESS && warps * per_warp > 65536) r = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+    }
     if (r == CUDA_SUCCESS && f->nparams > 0 && !params) r = CUDA_ERROR_INVALID_VALUE;
     if (r == CUDA_SUCCESS && coop) {
         int by_threads = 2048 / (int)(bx * by * bz), by_smem = (int)(FK_SMEM_SM / (smem + 1024));
