@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Issue 13 part 4 (2026-12-07, thirteenth session): today's kernels compiled by NVRTC straight to a
-# cubin (bench/probe/nvrtc-cubin-path.patch: -arch=sm_90a -Xptxas=-v, no nvJitLink, so ptxas
-# runs in whole-program mode, where it keeps setmaxnreg: bench/probe/setmaxnreg-paths.sh) against
-# main (NVRTC -> PTX -> nvJitLink). The SASS differs (about 40 fewer instructions per act16
-# variant); is it slower or faster, and still right? build-p2/: main + the patch.
+# Issue 13 (2026-12-07, thirteenth session; updated 2026-12-08): today's narrow act16 kernels
+# compiled whole-program against main's PTX path. First written for NVRTC straight to a cubin
+# (bench/probe/nvrtc-cubin-path.patch, which no longer applies: src/compile.c now has the
+# whole-program path, NVRTC -dlto + nvJitLink -lto, for the wide form); now build-p2/ is main +
+# bench/probe/act16-whole-program.patch (every act16 kernel WHOLE_PROGRAM=1: the same SASS as
+# NVRTC-to-cubin within ~8 instructions, 2026-12-08 on the CPU; about 40 fewer per variant than
+# the PTX path). Is it slower or faster on the GPU, and still right?
+# Build: git worktree add /tmp/p2 HEAD --detach; git -C /tmp/p2 apply bench/probe/act16-whole-program.patch;
+# cmake -S /tmp/p2 -B build-p2 -DCMAKE_BUILD_TYPE=RelWithDebInfo; cmake --build build-p2 --target nvfp4jit nvfp4jit_tests
 # `bash bench/probe/nvrtc-cubin-run.sh warm` here, tar czf build/devcache.tgz -C build devcache;
 # device: carry build/nvfp4jit, build-p2/nvfp4jit, build-p2/nvfp4jit_tests, build/devcache.tgz.
 set -u
